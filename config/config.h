@@ -1,0 +1,86 @@
+// Plain configuration structs: what ticketd.yaml says, validated, with defaults applied.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ticketd::config {
+
+struct ListenAddress {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  [[nodiscard]] std::string to_string() const;
+};
+
+struct MySqlUser {
+  std::string name;
+  std::string password;  // never logged
+};
+
+struct MySqlConfig {
+  ListenAddress listen{"127.0.0.1", 3306};
+  std::string database = "tickets";
+  std::vector<MySqlUser> users;
+  std::uint32_t max_connections = 10000;
+  std::uint32_t wait_timeout_s = 28800;
+  std::uint32_t max_allowed_packet = 16 * 1024 * 1024;
+  std::uint32_t max_prepared_stmt_count = 16382;
+};
+
+struct HttpConfig {
+  ListenAddress listen{"127.0.0.1", 8080};
+  std::vector<std::string> tokens;  // never logged
+  std::uint64_t max_block_size = 100000;
+  bool metrics_public = false;
+};
+
+struct Defaults {
+  std::uint64_t auto_increment_increment = 1;
+  std::uint64_t auto_increment_offset = 1;
+  std::uint64_t cache = 1000;
+};
+
+struct SequenceConfig {
+  std::string name;
+  std::string kind = "ticket";
+  std::uint64_t start = 1;
+  std::uint64_t increment = 1;  // from defaults when not given
+  std::uint64_t offset = 1;     // from defaults when not given
+  std::uint64_t max_value = 0;  // 0: the engine default
+  std::uint64_t cache = 1000;   // from defaults when not given
+  int line = 0;                 // where it was defined, for messages
+};
+
+struct Config {
+  std::string data_dir = "./data";
+  unsigned threads = 0;  // 0: one per core
+  std::string log_level = "info";
+  MySqlConfig mysql;
+  HttpConfig http;
+  Defaults defaults;
+  std::vector<SequenceConfig> sequences;
+};
+
+/// The password the shipped config uses; refused on a non-loopback MySQL listen address.
+inline constexpr const char* kDefaultPassword = "ticket";
+
+/// Loads and validates a YAML config. On failure returns every problem found, one line each,
+/// each naming the YAML path and line ("ticketd.yaml:12: sequences[1].offset: ...").
+struct LoadResult {
+  std::optional<Config> config;
+  std::vector<std::string> errors;
+};
+[[nodiscard]] LoadResult load_file(const std::string& path);
+[[nodiscard]] LoadResult load_string(const std::string& text, const std::string& source_name);
+
+/// Parses "host:port" (IPv6 as "[::1]:port").
+[[nodiscard]] std::optional<ListenAddress> parse_listen(const std::string& text);
+[[nodiscard]] bool is_loopback(const std::string& host);
+
+/// Checks that would expose the server: called after command-line overrides are applied.
+/// Returns every problem found; empty means safe to start.
+[[nodiscard]] std::vector<std::string> check_exposure(const Config& config);
+
+}  // namespace ticketd::config

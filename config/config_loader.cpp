@@ -1,0 +1,370 @@
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include "config/config.h"
+
+namespace ticketd::config {
+namespace {
+
+// Walks the YAML tree and records every problem with its path and line, so one run of ticketd
+// reports all of them before any socket is bound.
+class Loader {
+ public:
+  explicit Loader(std::string source) : source_(std::move(source)) {}
+
+  void error(const YAML::Node& node, const std::string& path, const std::string& message) {
+    std::string where = source_;
+    if (node.IsDefined() && node.Mark().line >= 0) {
+      where += ":" + std::to_string(node.Mark().line + 1);
+    }
+    errors_.push_back(where + ": " + path + ": " + message);
+  }
+
+  // Reports keys that are not in `allowed`: a typo must not silently fall back to a default.
+  bool expect_map(const YAML::Node& node, const std::string& path,
+                  std::initializer_list<std::string_view> allowed) {
+    if (!node.IsMap()) {
+      error(node, path, "expected a mapping");
+      return false;
+    }
+    for (const auto& kv : node) {
+      auto key = kv.first.Scalar();
+      bool known = false;
+      for (auto a : allowed) known = known || a == key;
+      if (!known) error(kv.first, join(path, key), "unknown key");
+    }
+    return true;
+  }
+
+  bool get_string(const YAML::Node& parent, const std::string& path, const char* key,
+                  std::string& out) {
+    auto node = parent[key];
+    if (!node) return false;
+    if (!node.IsScalar()) {
+      error(node, join(path, key), "expected a string");
+      return false;
+    }
+    out = node.Scalar();
+    return true;
+  }
+
+  bool get_uint(const YAML::Node& parent, const std::string& path, const char* key,
+                std::uint64_t& out, std::uint64_t min = 0,
+                std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+    auto node = parent[key];
+    if (!node) return false;
+    std::uint64_t v = 0;
+    const auto& s = node.IsScalar() ? node.Scalar() : std::string();
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (!node.IsScalar() || s.empty() || ec != std::errc() || ptr != s.data() + s.size()) {
+      error(node, join(path, key), "expected a non-negative integer, got '" + s + "'");
+      return false;
+    }
+    if (v < min || v > max) {
+      error(node, join(path, key),
+            "must be between " + std::to_string(min) + " and " + std::to_string(max));
+      return false;
+    }
+    out = v;
+    return true;
+  }
+
+  template <class T>
+  bool get_small_uint(const YAML::Node& parent, const std::string& path, const char* key, T& out,
+                      std::uint64_t min = 0, std::uint64_t max = std::numeric_limits<T>::max()) {
+    std::uint64_t v = 0;
+    if (!get_uint(parent, path, key, v, min, max)) return false;
+    out = static_cast<T>(v);
+    return true;
+  }
+
+  bool get_bool(const YAML::Node& parent, const std::string& path, const char* key, bool& out) {
+    auto node = parent[key];
+    if (!node) return false;
+    if (node.IsScalar()) {
+      const auto& s = node.Scalar();
+      if (s == "true" || s == "yes" || s == "on") {
+        out = true;
+        return true;
+      }
+      if (s == "false" || s == "no" || s == "off") {
+        out = false;
+        return true;
+      }
+    }
+    error(node, join(path, key), "expected true or false");
+    return false;
+  }
+
+  void get_listen(const YAML::Node& parent, const std::string& path, ListenAddress& out) {
+    std::string text;
+    if (!get_string(parent, path, "listen", text)) return;
+    auto parsed = parse_listen(text);
+    if (!parsed) {
+      error(parent["listen"], join(path, "listen"), "expected HOST:PORT, got '" + text + "'");
+      return;
+    }
+    out = *parsed;
+  }
+
+  static std::string join(const std::string& path, std::string_view key) {
+    return path.empty() ? std::string(key) : path + "." + std::string(key);
+  }
+
+  Config load(const YAML::Node& root) {
+    Config c;
+    if (root.IsNull()) return c;
+    if (!expect_map(
+            root, "",
+            {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "sequences"})) {
+      return c;
+    }
+    get_string(root, "", "data_dir", c.data_dir);
+    if (c.data_dir.empty()) error(root["data_dir"], "data_dir", "must not be empty");
+    get_small_uint(root, "", "threads", c.threads, 0, 256);
+    if (get_string(root, "", "log_level", c.log_level)) {
+      static const std::set<std::string> kLevels{"debug", "info", "warn", "error"};
+      if (!kLevels.contains(c.log_level)) {
+        error(root["log_level"], "log_level", "expected debug, info, warn or error");
+      }
+    }
+    if (auto m = root["mysql"]) load_mysql(m, c.mysql);
+    if (auto h = root["http"]) load_http(h, c.http);
+    if (auto d = root["defaults"]) load_defaults(d, c.defaults);
+    if (auto s = root["sequences"]) load_sequences(s, c);
+    return c;
+  }
+
+  void load_mysql(const YAML::Node& node, MySqlConfig& m) {
+    const std::string p = "mysql";
+    if (!expect_map(node, p,
+                    {"listen", "database", "users", "max_connections", "wait_timeout",
+                     "max_allowed_packet", "max_prepared_stmt_count"})) {
+      return;
+    }
+    get_listen(node, p, m.listen);
+    get_string(node, p, "database", m.database);
+    if (m.database.empty()) error(node["database"], "mysql.database", "must not be empty");
+    get_small_uint(node, p, "max_connections", m.max_connections, 1, 1000000);
+    get_small_uint(node, p, "wait_timeout", m.wait_timeout_s, 1, 31536000);
+    get_small_uint(node, p, "max_allowed_packet", m.max_allowed_packet, 1024, 1073741824);
+    get_small_uint(node, p, "max_prepared_stmt_count", m.max_prepared_stmt_count, 0, 1048576);
+    if (auto users = node["users"]) {
+      if (!users.IsSequence()) {
+        error(users, "mysql.users", "expected a list of {name, password}");
+        return;
+      }
+      std::map<std::string, int> seen;
+      for (std::size_t i = 0; i < users.size(); ++i) {
+        const auto u = users[i];
+        const std::string up = "mysql.users[" + std::to_string(i) + "]";
+        if (!expect_map(u, up, {"name", "password"})) continue;
+        MySqlUser user;
+        if (!get_string(u, up, "name", user.name) || user.name.empty()) {
+          error(u, up + ".name", "a user needs a non-empty name (no anonymous logins)");
+          continue;
+        }
+        if (!get_string(u, up, "password", user.password)) {
+          error(u, up + ".password", "a user needs a password");
+          continue;
+        }
+        if (!seen.emplace(user.name, u.Mark().line + 1).second) {
+          error(u, up + ".name", "duplicate user '" + user.name + "'");
+          continue;
+        }
+        m.users.push_back(std::move(user));
+      }
+    }
+  }
+
+  void load_http(const YAML::Node& node, HttpConfig& h) {
+    const std::string p = "http";
+    if (!expect_map(node, p, {"listen", "tokens", "max_block_size", "metrics_public"})) return;
+    get_listen(node, p, h.listen);
+    get_uint(node, p, "max_block_size", h.max_block_size, 1, 100000000);
+    get_bool(node, p, "metrics_public", h.metrics_public);
+    if (auto tokens = node["tokens"]) {
+      if (!tokens.IsSequence()) {
+        error(tokens, "http.tokens", "expected a list of strings");
+        return;
+      }
+      for (std::size_t i = 0; i < tokens.size(); ++i) {
+        if (!tokens[i].IsScalar() || tokens[i].Scalar().size() < 16) {
+          error(tokens[i], "http.tokens[" + std::to_string(i) + "]",
+                "expected a string of at least 16 characters");
+          continue;
+        }
+        h.tokens.push_back(tokens[i].Scalar());
+      }
+    }
+  }
+
+  void load_defaults(const YAML::Node& node, Defaults& d) {
+    const std::string p = "defaults";
+    if (!expect_map(node, p, {"auto_increment_increment", "auto_increment_offset", "cache"})) {
+      return;
+    }
+    get_uint(node, p, "auto_increment_increment", d.auto_increment_increment, 1, 65535);
+    get_uint(node, p, "auto_increment_offset", d.auto_increment_offset, 1, 65535);
+    get_uint(node, p, "cache", d.cache, 1, 1000000000);
+    if (d.auto_increment_offset > d.auto_increment_increment) {
+      error(node["auto_increment_offset"], "defaults.auto_increment_offset",
+            "offset " + std::to_string(d.auto_increment_offset) +
+                " is greater than auto_increment_increment " +
+                std::to_string(d.auto_increment_increment));
+    }
+  }
+
+  void load_sequences(const YAML::Node& node, Config& c) {
+    if (!node.IsSequence()) {
+      error(node, "sequences", "expected a list of sequences");
+      return;
+    }
+    std::map<std::string, int> seen;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const auto n = node[i];
+      const std::string p = "sequences[" + std::to_string(i) + "]";
+      if (!expect_map(n, p,
+                      {"name", "kind", "start", "increment", "offset", "max_value", "cache"})) {
+        continue;
+      }
+      SequenceConfig s;
+      s.line = n.Mark().line + 1;
+      s.increment = c.defaults.auto_increment_increment;
+      s.offset = c.defaults.auto_increment_offset;
+      s.cache = c.defaults.cache;
+      if (!get_string(n, p, "name", s.name) || s.name.empty()) {
+        error(n, p + ".name", "every sequence needs a name");
+        continue;
+      }
+      bool name_ok = s.name.size() <= 64;
+      for (char ch : s.name) name_ok = name_ok && ch != '/' && ch != '`' && ch > 0x20;
+      if (!name_ok) {
+        error(n["name"], p + ".name",
+              "'" + s.name + "' is not a valid name (1-64 characters, no '/', '`' or spaces)");
+      }
+      if (get_string(n, p, "kind", s.kind)) {
+        if (s.kind == "gapless" || s.kind == "snowflake") {
+          error(n["kind"], p + ".kind", "kind '" + s.kind + "' is not built yet");
+        } else if (s.kind != "ticket") {
+          error(n["kind"], p + ".kind", "unknown kind '" + s.kind + "' (expected ticket)");
+        }
+      }
+      get_uint(n, p, "start", s.start, 1);
+      get_uint(n, p, "increment", s.increment, 1, 65535);
+      get_uint(n, p, "offset", s.offset, 1, 65535);
+      get_uint(n, p, "max_value", s.max_value, 1);
+      get_uint(n, p, "cache", s.cache, 1, 1000000000);
+      if (s.offset > s.increment) {
+        error(n["offset"] ? n["offset"] : n, p + ".offset",
+              "offset " + std::to_string(s.offset) + " is greater than increment " +
+                  std::to_string(s.increment) + " (values must be ≡ offset mod increment)");
+      }
+      if (s.max_value != 0 && s.max_value < s.start) {
+        error(n["max_value"], p + ".max_value", "max_value is less than start");
+      }
+      if (auto [it, inserted] = seen.emplace(s.name, s.line); !inserted) {
+        error(n["name"], p + ".name",
+              "duplicate sequence name '" + s.name + "' (first defined on line " +
+                  std::to_string(it->second) + ")");
+        continue;
+      }
+      c.sequences.push_back(std::move(s));
+    }
+  }
+
+  std::vector<std::string> take_errors() { return std::move(errors_); }
+
+ private:
+  std::string source_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+std::string ListenAddress::to_string() const {
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+std::optional<ListenAddress> parse_listen(const std::string& text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return std::nullopt;
+  std::string host = text.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return std::nullopt;
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string::npos) {
+    return std::nullopt;  // IPv6 needs brackets
+  }
+  auto port_text = std::string_view(text).substr(colon + 1);
+  unsigned port = 0;
+  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || ec != std::errc() || ptr != port_text.data() + port_text.size() ||
+      port > 65535) {
+    return std::nullopt;
+  }
+  return ListenAddress{host, static_cast<std::uint16_t>(port)};
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+std::vector<std::string> check_exposure(const Config& c) {
+  std::vector<std::string> problems;
+  if (!is_loopback(c.mysql.listen.host)) {
+    for (const auto& u : c.mysql.users) {
+      if (u.password == kDefaultPassword || u.password.empty()) {
+        problems.push_back("mysql.listen " + c.mysql.listen.to_string() +
+                           " is not a loopback address and user '" + u.name +
+                           "' has the default or an empty password; set a real password");
+      }
+    }
+  }
+  if (!is_loopback(c.http.listen.host) && c.http.tokens.empty()) {
+    problems.push_back("http.listen " + c.http.listen.to_string() +
+                       " is not a loopback address and http.tokens is empty; configure tokens");
+  }
+  return problems;
+}
+
+LoadResult load_string(const std::string& text, const std::string& source_name) {
+  LoadResult result;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    result.errors.push_back(source_name + ":" + std::to_string(e.mark.line + 1) +
+                            ": YAML syntax error: " + e.msg);
+    return result;
+  }
+  Loader loader(source_name);
+  Config c;
+  try {
+    c = loader.load(root);
+  } catch (const YAML::Exception& e) {
+    loader.error(root, "", std::string("unexpected YAML shape: ") + e.what());
+  }
+  result.errors = loader.take_errors();
+  if (result.errors.empty()) result.config = std::move(c);
+  return result;
+}
+
+LoadResult load_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return LoadResult{std::nullopt, {path + ": cannot read the config file"}};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return load_string(text.str(), path);
+}
+
+}  // namespace ticketd::config

@@ -1,0 +1,20 @@
+// The composition root: builds every long-lived object once and wires them together.
+#pragma once
+
+#include "config/config.h"
+
+namespace ticketd {
+
+/// Owns the process's services for their whole life: data-dir lock, store, group committer,
+/// sequence engine, io_context and its threads, the front ends. run() blocks until SIGTERM or
+/// SIGINT, then stops accepting, lets in-flight work finish, flushes and returns the exit code.
+class Daemon {
+ public:
+  explicit Daemon(config::Config config) : config_(std::move(config)) {}
+  [[nodiscard]] int run();
+
+ private:
+  config::Config config_;
+};
+
+}  // namespace ticketd

@@ -1,0 +1,65 @@
+// Batches durable writes from many callers into few synced commits.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "server/base/result.h"
+#include "storage/counter_store.h"
+
+namespace ticketd {
+
+/// Owns one thread that applies submitted mutations to the store. Whatever was submitted while
+/// the previous commit was running goes into the next one, so N concurrent callers cost one
+/// synced write, not N (group commit). Completions run on the committer thread, in submission
+/// order; they must be short and must not block (front ends post back to their own executor).
+/// A failed commit fails every request in it. Thread safety: submit() may be called from any
+/// thread; stop() and the destructor from the owner only.
+class GroupCommitter {
+ public:
+  using Done = std::function<void(const DetailedResult<void>&)>;
+
+  struct Stats {
+    std::uint64_t commits = 0;           // synced writes performed
+    std::uint64_t requests = 0;          // submissions carried by them
+    std::uint64_t failures = 0;          // commits that failed
+    std::uint64_t total_latency_ns = 0;  // time spent inside store.commit()
+    std::uint64_t last_latency_ns = 0;
+  };
+
+  explicit GroupCommitter(CounterStore& store);
+  ~GroupCommitter();
+  GroupCommitter(const GroupCommitter&) = delete;
+  GroupCommitter& operator=(const GroupCommitter&) = delete;
+
+  void submit(std::vector<Mutation> mutations, Done done);
+  /// Commits everything already submitted, then stops; later submissions fail with kShuttingDown.
+  void stop();
+  [[nodiscard]] Stats stats() const;
+
+ private:
+  struct Request {
+    std::vector<Mutation> mutations;
+    Done done;
+  };
+  void run();
+
+  CounterStore& store_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<Request> queue_;
+  bool stopping_ = false;
+  Stats stats_;
+  std::thread thread_;
+};
+
+/// Submits and waits. For start-up, tools and tests only: never call it on an I/O thread.
+[[nodiscard]] DetailedResult<void> commit_and_wait(GroupCommitter& committer,
+                                                   std::vector<Mutation> mutations);
+
+}  // namespace ticketd

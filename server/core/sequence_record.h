@@ -1,0 +1,36 @@
+// How sequence state is laid out in the key-value store.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "server/core/sequence_spec.h"
+
+namespace ticketd {
+
+/// A live sequence: its spec and its durable ceiling (the highest value that may ever have been
+/// issued; after a restart the sequence resumes above it). Stored under "seq/<name>".
+struct SequenceRecord {
+  SequenceSpec spec;
+  std::uint64_t ceiling = 0;
+  friend bool operator==(const SequenceRecord&, const SequenceRecord&) = default;
+};
+
+inline constexpr std::string_view kSequencePrefix = "seq/";
+/// A dropped sequence leaves its last ceiling under "tomb/<name>", so that re-creating the name
+/// resumes above it and a drop-and-recreate can never reissue a value.
+inline constexpr std::string_view kTombstonePrefix = "tomb/";
+
+[[nodiscard]] std::string sequence_key(std::string_view name);
+[[nodiscard]] std::string tombstone_key(std::string_view name);
+
+/// A line of `key=value` pairs: readable with `ldb scan`, and new fields can be added later.
+[[nodiscard]] std::string encode_record(const SequenceRecord& record);
+[[nodiscard]] std::optional<SequenceRecord> decode_record(std::string_view name,
+                                                          std::string_view text);
+[[nodiscard]] std::string encode_tombstone(std::uint64_t ceiling);
+[[nodiscard]] std::optional<std::uint64_t> decode_tombstone(std::string_view text);
+
+}  // namespace ticketd

@@ -1,0 +1,51 @@
+// What a sequence is, independent of where it is configured or stored.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ticketd {
+
+enum class SequenceKind { kTicket, kGapless, kSnowflake };
+
+[[nodiscard]] std::string_view kind_name(SequenceKind kind);
+[[nodiscard]] std::optional<SequenceKind> parse_kind(std::string_view name);
+
+/// Largest value a sequence issues unless configured otherwise: INT64_MAX, so that drivers that
+/// read BIGINT into a signed 64-bit integer (Java long, Go int64) never see a negative ID.
+inline constexpr std::uint64_t kDefaultMaxValue = std::numeric_limits<std::int64_t>::max();
+
+/// The definition of one sequence. Values of a ticket sequence are the numbers v with
+/// start <= v <= max_value and v ≡ offset (mod increment), as MySQL's auto_increment_increment /
+/// auto_increment_offset define them; `cache` is how many values one durable write reserves.
+struct SequenceSpec {
+  std::string name;
+  SequenceKind kind = SequenceKind::kTicket;
+  std::uint64_t start = 1;
+  std::uint64_t increment = 1;
+  std::uint64_t offset = 1;
+  std::uint64_t max_value = kDefaultMaxValue;
+  std::uint64_t cache = 1000;
+
+  friend bool operator==(const SequenceSpec&, const SequenceSpec&) = default;
+};
+
+/// Checks the invariants of a spec; returns a message naming the first problem, or empty.
+[[nodiscard]] std::string validate(const SequenceSpec& spec);
+
+/// An arithmetic progression of issued values: first, first+step, ..., count of them.
+struct Block {
+  std::uint64_t first = 0;
+  std::uint64_t step = 1;
+  std::uint64_t count = 0;
+
+  [[nodiscard]] std::uint64_t last() const {
+    return count == 0 ? first : first + (count - 1) * step;
+  }
+  friend bool operator==(const Block&, const Block&) = default;
+};
+
+}  // namespace ticketd

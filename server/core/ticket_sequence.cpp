@@ -1,0 +1,225 @@
+#include "server/core/ticket_sequence.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/core/ticket_errc.h"
+
+namespace ticketd {
+
+using u128 = unsigned __int128;
+
+u128 align_up(u128 v, std::uint64_t increment, std::uint64_t offset) {
+  const std::uint64_t residue = offset % increment;
+  const auto have = static_cast<std::uint64_t>(v % increment);
+  const std::uint64_t add = (residue + increment - have) % increment;
+  return v + add;
+}
+
+TicketSequence::TicketSequence(SequenceRecord record, GroupCommitter& committer)
+    : name_(record.spec.name), committer_(committer), spec_(std::move(record.spec)) {
+  durable_ceiling_ = record.ceiling;
+  highest_target_ = record.ceiling;
+  // Resume above everything that may have been issued, never below the configured start.
+  next_ = align_up(std::max<u128>(u128{record.ceiling} + 1, spec_.start), spec_.increment,
+                   spec_.offset);
+}
+
+bool TicketSequence::exceeds_max_locked(std::uint64_t count) const {
+  const u128 last = next_ + u128{count == 0 ? 0 : count - 1} * spec_.increment;
+  return last > spec_.max_value;
+}
+
+bool TicketSequence::fits_locked(std::uint64_t count) const {
+  if (count == 0) return !spec_dirty_ && u128{durable_ceiling_} + 1 >= next_;
+  return next_ + u128{count - 1} * spec_.increment <= durable_ceiling_;
+}
+
+Block TicketSequence::issue_locked(std::uint64_t count) {
+  Block b{static_cast<std::uint64_t>(next_), spec_.increment, count};
+  next_ += u128{count} * spec_.increment;
+  return b;
+}
+
+Error TicketSequence::exhausted_error() const {
+  return Error{TicketErrc::kExhausted, "sequence '" + name_ + "' is exhausted: max_value " +
+                                           std::to_string(spec_.max_value) + " reached"};
+}
+
+void TicketSequence::take(std::uint64_t count, BlockCallback done) {
+  if (count == 0) {
+    done(Error{TicketErrc::kInvalidArgument, "count must be at least 1"});
+    return;
+  }
+  std::unique_lock lock(mutex_);
+  if (dropped_) {
+    lock.unlock();
+    done(Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
+    return;
+  }
+  // Fast path: nobody queued and the values are already covered by a synced ceiling.
+  if (waiters_.empty() && fits_locked(count)) {
+    Block b = issue_locked(count);
+    lock.unlock();
+    done(b);
+    return;
+  }
+  if (exceeds_max_locked(count)) {
+    lock.unlock();
+    done(exhausted_error());
+    return;
+  }
+  enqueue_locked(Waiter{count, std::move(done)}, lock);
+}
+
+void TicketSequence::advance_to(std::uint64_t value, BlockCallback done) {
+  std::unique_lock lock(mutex_);
+  if (dropped_) {
+    lock.unlock();
+    done(Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
+    return;
+  }
+  if (value > spec_.max_value) {
+    lock.unlock();
+    done(Error{TicketErrc::kInvalidArgument,
+               "value " + std::to_string(value) + " is above max_value of '" + name_ + "'"});
+    return;
+  }
+  // Moving backwards would re-issue values: a smaller target is a no-op, as in MySQL.
+  next_ = std::max(next_, align_up(value, spec_.increment, spec_.offset));
+  if (waiters_.empty() && fits_locked(0)) {
+    Block b{static_cast<std::uint64_t>(std::min<u128>(next_, ~std::uint64_t{0})), spec_.increment,
+            0};
+    lock.unlock();
+    done(b);
+    return;
+  }
+  enqueue_locked(Waiter{0, std::move(done)}, lock);
+}
+
+void TicketSequence::update_spec(const SequenceSpec& spec, BlockCallback done) {
+  std::unique_lock lock(mutex_);
+  if (dropped_) {
+    lock.unlock();
+    done(Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
+    return;
+  }
+  spec_.start = spec.start;
+  spec_.increment = spec.increment;
+  spec_.offset = spec.offset;
+  spec_.max_value = spec.max_value;
+  spec_.cache = spec.cache;
+  // A changed increment/offset applies to future values only, and never below the ceiling.
+  next_ =
+      align_up(std::max<u128>(next_, u128{durable_ceiling_} + 1), spec_.increment, spec_.offset);
+  spec_dirty_ = true;
+  enqueue_locked(Waiter{0, std::move(done)}, lock);
+}
+
+void TicketSequence::enqueue_locked(Waiter w, std::unique_lock<std::mutex>& lock) {
+  waiters_.push_back(std::move(w));
+  if (!write_in_flight_) start_write_locked(lock);
+}
+
+void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
+  // One write covers every waiter, plus `cache` values beyond the first of them that takes any.
+  std::uint64_t total = 0;
+  for (const auto& w : waiters_) total += w.count;
+  u128 needed = total == 0 ? next_ - 1 : next_ + u128{total - 1} * spec_.increment;
+  u128 target = needed;
+  if (total > 0) target += u128{spec_.cache - 1} * spec_.increment;
+  target = std::min<u128>(target, spec_.max_value);
+  target = std::max<u128>(target, highest_target_);
+  const auto ceiling = static_cast<std::uint64_t>(target);
+  highest_target_ = ceiling;
+  write_in_flight_ = true;
+  spec_dirty_ = false;
+  std::vector<Mutation> mutations;
+  mutations.push_back(Mutation{sequence_key(name_), encode_record(SequenceRecord{spec_, ceiling})});
+  lock.unlock();
+  committer_.submit(std::move(mutations),
+                    [self = shared_from_this(), ceiling](const DetailedResult<void>& r) {
+                      self->on_written(ceiling, r);
+                    });
+  lock.lock();
+}
+
+void TicketSequence::on_written(std::uint64_t target, const DetailedResult<void>& result) {
+  std::vector<Completion> completions;
+  {
+    std::unique_lock lock(mutex_);
+    write_in_flight_ = false;
+    if (result.has_error()) {
+      // Nothing above the old durable ceiling may leak: every waiter fails.
+      Error e{TicketErrc::kStorageFailed,
+              "durable write for sequence '" + name_ + "' failed: " + result.error().message};
+      for (auto& w : waiters_) completions.emplace_back(std::move(w.done), e);
+      waiters_.clear();
+      highest_target_ = durable_ceiling_;
+    } else {
+      durable_ceiling_ = std::max(durable_ceiling_, target);
+      while (!waiters_.empty()) {
+        auto& w = waiters_.front();
+        if (dropped_) {
+          completions.emplace_back(
+              std::move(w.done),
+              Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
+        } else if (w.count > 0 && exceeds_max_locked(w.count)) {
+          completions.emplace_back(std::move(w.done), exhausted_error());
+        } else if (fits_locked(w.count)) {
+          if (w.count == 0) {
+            completions.emplace_back(
+                std::move(w.done),
+                Block{static_cast<std::uint64_t>(std::min<u128>(next_, ~std::uint64_t{0})),
+                      spec_.increment, 0});
+          } else {
+            completions.emplace_back(std::move(w.done), issue_locked(w.count));
+          }
+        } else {
+          break;
+        }
+        waiters_.pop_front();
+      }
+      if (!waiters_.empty()) start_write_locked(lock);
+    }
+  }
+  for (auto& [done, r] : completions) done(std::move(r));
+}
+
+std::uint64_t TicketSequence::mark_dropped() {
+  std::vector<Completion> completions;
+  std::uint64_t ceiling = 0;
+  {
+    std::lock_guard lock(mutex_);
+    dropped_ = true;
+    // The tombstone must cover a ceiling that may be landing right now.
+    ceiling = std::max(durable_ceiling_, highest_target_);
+    if (!write_in_flight_) {
+      for (auto& w : waiters_) {
+        completions.emplace_back(std::move(w.done), Error{TicketErrc::kUnknownSequence,
+                                                          "sequence '" + name_ + "' was dropped"});
+      }
+      waiters_.clear();
+    }
+  }
+  for (auto& [done, r] : completions) done(std::move(r));
+  return ceiling;
+}
+
+SequenceInfo TicketSequence::info() const {
+  std::lock_guard lock(mutex_);
+  SequenceInfo i;
+  i.spec = spec_;
+  i.durable_ceiling = durable_ceiling_;
+  i.exhausted = next_ > spec_.max_value;
+  i.next_value = i.exhausted ? 0 : static_cast<std::uint64_t>(next_);
+  const u128 first = align_up(spec_.start, spec_.increment, spec_.offset);
+  i.issued = next_ > first ? static_cast<std::uint64_t>((next_ - first) / spec_.increment) : 0;
+  i.remaining =
+      i.exhausted ? 0 : static_cast<std::uint64_t>((spec_.max_value - next_) / spec_.increment + 1);
+  return i;
+}
+
+}  // namespace ticketd

@@ -1,0 +1,92 @@
+// One ticket sequence: hands out values below a durable ceiling, raising it through group commit.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "server/base/result.h"
+#include "server/core/group_committer.h"
+#include "server/core/sequence_record.h"
+#include "server/core/sequence_spec.h"
+
+namespace ticketd {
+
+using BlockCallback = std::function<void(DetailedResult<Block>)>;
+
+/// Smallest value >= v that is ≡ offset (mod increment); may exceed 2^64-1, hence 128 bits.
+[[nodiscard]] unsigned __int128 align_up(unsigned __int128 v, std::uint64_t increment,
+                                         std::uint64_t offset);
+
+/// Point-in-time view of a sequence, for admin APIs and metrics.
+struct SequenceInfo {
+  SequenceSpec spec;
+  std::uint64_t next_value = 0;  // the value the next call would get (0 when exhausted)
+  bool exhausted = false;
+  std::uint64_t durable_ceiling = 0;
+  std::uint64_t issued = 0;     // values issued since the first value of the sequence
+  std::uint64_t remaining = 0;  // values left before max_value
+};
+
+/// Allocator for one `kind: ticket` sequence.
+///
+/// A value is handed out only when it is <= the durable ceiling, i.e. when a synced commit has
+/// already recorded that values up to it may be in use. When a request does not fit under the
+/// ceiling it waits while one commit raises the ceiling far enough for every waiter plus `cache`
+/// values ahead; requests arriving meanwhile queue behind it, in order, so the sequence stays
+/// strictly increasing. A failed commit fails every waiter and leaves the ceiling unchanged.
+///
+/// Callbacks run either inline (the fast path, on the caller's thread) or on the committer
+/// thread. Thread safety: all members may be called concurrently.
+class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
+ public:
+  /// `record.ceiling` is the durable ceiling read from the store (or the initial one). Always
+  /// owned by a shared_ptr: a commit in flight keeps the sequence alive.
+  TicketSequence(SequenceRecord record, GroupCommitter& committer);
+
+  /// `count` consecutive values of the sequence (count >= 1), as one Block.
+  void take(std::uint64_t count, BlockCallback done);
+  /// Moves the next value forward to at least `value`, durably; never backwards. Completes with
+  /// the Block {next value, step, 0}.
+  void advance_to(std::uint64_t value, BlockCallback done);
+  /// Applies a changed spec (increment/offset/max/cache) to future values and persists it.
+  void update_spec(const SequenceSpec& spec, BlockCallback done);
+
+  /// Marks the sequence dropped (fails waiters) and returns the tombstone ceiling to persist.
+  [[nodiscard]] std::uint64_t mark_dropped();
+
+  [[nodiscard]] SequenceInfo info() const;
+  [[nodiscard]] const std::string& name() const { return name_; }
+
+ private:
+  struct Waiter {
+    std::uint64_t count;  // 0: only needs the ceiling to cover an advance
+    BlockCallback done;
+  };
+  using Completion = std::pair<BlockCallback, DetailedResult<Block>>;
+
+  // All *_locked members require mutex_.
+  [[nodiscard]] bool fits_locked(std::uint64_t count) const;
+  [[nodiscard]] Block issue_locked(std::uint64_t count);
+  [[nodiscard]] bool exceeds_max_locked(std::uint64_t count) const;
+  void enqueue_locked(Waiter w, std::unique_lock<std::mutex>& lock);
+  void start_write_locked(std::unique_lock<std::mutex>& lock);
+  void on_written(std::uint64_t target, const DetailedResult<void>& result);
+  [[nodiscard]] Error exhausted_error() const;
+
+  const std::string name_;
+  GroupCommitter& committer_;
+  mutable std::mutex mutex_;
+  SequenceSpec spec_;
+  unsigned __int128 next_ = 0;         // next value to issue (may pass max: exhausted)
+  std::uint64_t durable_ceiling_ = 0;  // highest value a synced commit allows
+  std::uint64_t highest_target_ = 0;   // highest ceiling submitted (durable or in flight)
+  bool write_in_flight_ = false;
+  bool spec_dirty_ = false;  // spec changed: the next write must carry it
+  bool dropped_ = false;
+  std::deque<Waiter> waiters_;
+};
+
+}  // namespace ticketd

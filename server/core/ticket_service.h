@@ -1,0 +1,74 @@
+// The sequence engine: the set of sequences, their creation, drop and allocation.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "server/base/result.h"
+#include "server/core/group_committer.h"
+#include "server/core/ticket_sequence.h"
+#include "storage/counter_store.h"
+
+namespace ticketd {
+
+using DoneCallback = std::function<void(DetailedResult<void>)>;
+
+/// How create() treats a name that exists or existed.
+struct CreateOptions {
+  bool if_not_exists = false;  // an existing live sequence is success, not kAlreadyExists
+  bool force = false;          // ignore a tombstone: may re-issue old values (logged)
+};
+
+/// Owns every sequence. Knows nothing of sockets, protocols or the storage engine behind
+/// CounterStore. All durable writes go through the GroupCommitter; callbacks run inline or on
+/// the committer thread (see TicketSequence). Thread safety: all members may be called
+/// concurrently, except load(), which runs once before serving.
+class TicketService {
+ public:
+  TicketService(CounterStore& store, GroupCommitter& committer);
+
+  /// Reads every sequence from the store.
+  [[nodiscard]] DetailedResult<void> load();
+
+  /// Makes a configured sequence exist (start-up): created when missing (above any tombstone);
+  /// when it exists, a larger start moves it forward and changed increment/offset/max/cache
+  /// apply to future values. Blocks until durable: start-up only.
+  [[nodiscard]] DetailedResult<void> ensure_configured(const SequenceSpec& spec);
+
+  void create(const SequenceSpec& spec, CreateOptions options, DoneCallback done);
+  void drop(std::string_view name, DoneCallback done);
+
+  /// `count` values of sequence `name` as one Block.
+  void next(std::string_view name, std::uint64_t count, BlockCallback done);
+  void advance_to(std::string_view name, std::uint64_t value, BlockCallback done);
+
+  [[nodiscard]] std::shared_ptr<TicketSequence> find(std::string_view name) const;
+  [[nodiscard]] std::vector<SequenceInfo> list() const;
+  [[nodiscard]] bool exists(std::string_view name) const { return find(name) != nullptr; }
+
+ private:
+  [[nodiscard]] static Error unknown(std::string_view name);
+
+  CounterStore& store_;
+  GroupCommitter& committer_;
+  mutable std::shared_mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<TicketSequence>> sequences_;
+  // Names with a create/drop in flight, so two DDLs on one name never interleave.
+  std::unordered_map<std::string, bool> ddl_in_flight_;
+  // Last ceilings of dropped names (mirrors "tomb/" keys), so create() needs no read I/O.
+  std::unordered_map<std::string, std::uint64_t> tombstones_;
+};
+
+/// Blocking helpers for start-up, tools, the crash-test child and benchmarks. Never call them
+/// on an I/O thread.
+[[nodiscard]] DetailedResult<Block> next_and_wait(TicketService& service, std::string_view name,
+                                                  std::uint64_t count);
+[[nodiscard]] DetailedResult<Block> take_and_wait(TicketSequence& sequence, std::uint64_t count);
+
+}  // namespace ticketd

@@ -1,0 +1,104 @@
+// ticketd: a durable ticket server. Parses the command line, loads the config, runs the daemon.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <string_view>
+
+#include "config/config.h"
+#include "server/app/daemon.h"
+#include "server/base/log.h"
+
+#ifndef TICKETD_VERSION
+#define TICKETD_VERSION "0.0.0"
+#endif
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: ticketd --config FILE [--data-dir DIR] [--mysql-listen HOST:PORT]\n"
+    "               [--http-listen HOST:PORT]\n"
+    "       ticketd --help | --version\n"
+    "\n"
+    "  --config FILE            YAML configuration (see README.md for every key)\n"
+    "  --data-dir DIR           overrides data_dir\n"
+    "  --mysql-listen HOST:PORT overrides mysql.listen\n"
+    "  --http-listen HOST:PORT  overrides http.listen\n";
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "ticketd: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ticketd;
+  std::string config_path;
+  std::string data_dir;
+  std::string mysql_listen;
+  std::string http_listen;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= argc) return false;
+      out = argv[++i];
+      return true;
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (arg == "--version") {
+      std::printf("ticketd %s\n", TICKETD_VERSION);
+      return 0;
+    }
+    bool ok = true;
+    if (arg == "--config") {
+      ok = value(config_path);
+    } else if (arg == "--data-dir") {
+      ok = value(data_dir);
+    } else if (arg == "--mysql-listen") {
+      ok = value(mysql_listen);
+    } else if (arg == "--http-listen") {
+      ok = value(http_listen);
+    } else {
+      return usage_error("unknown argument '" + std::string(arg) + "'");
+    }
+    if (!ok) return usage_error(std::string(arg) + " needs a value");
+  }
+  if (config_path.empty()) return usage_error("--config FILE is required");
+
+  auto loaded = config::load_file(config_path);
+  std::vector<std::string> errors = loaded.errors;
+  config::Config cfg;
+  if (loaded.config) cfg = std::move(*loaded.config);
+  if (!data_dir.empty()) cfg.data_dir = data_dir;
+  auto override_listen = [&](const std::string& text, const char* flag,
+                             config::ListenAddress& out) {
+    if (text.empty()) return;
+    if (auto a = config::parse_listen(text)) {
+      out = *a;
+    } else {
+      errors.push_back(std::string(flag) + ": expected HOST:PORT, got '" + text + "'");
+    }
+  };
+  override_listen(mysql_listen, "--mysql-listen", cfg.mysql.listen);
+  override_listen(http_listen, "--http-listen", cfg.http.listen);
+  if (loaded.config) {
+    for (auto& p : config::check_exposure(cfg)) errors.push_back("refusing to start: " + p);
+  }
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::fprintf(stderr, "ticketd: %s\n", e.c_str());
+    return 2;
+  }
+  if (cfg.log_level == "debug") log::set_level(log::Level::kDebug);
+  if (cfg.log_level == "warn") log::set_level(log::Level::kWarn);
+  if (cfg.log_level == "error") log::set_level(log::Level::kError);
+
+  try {
+    return Daemon(std::move(cfg)).run();
+  } catch (const std::exception& e) {
+    log::error(std::string("fatal: ") + e.what());
+    return 1;
+  }
+}

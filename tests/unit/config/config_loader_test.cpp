@@ -1,0 +1,127 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "config/config.h"
+
+namespace ticketd::config {
+namespace {
+
+LoadResult load(const std::string& text) { return load_string(text, "t.yaml"); }
+
+// Asserts the load failed with an error containing every fragment given.
+void expect_error(const std::string& text, std::initializer_list<std::string> fragments) {
+  auto r = load(text);
+  ASSERT_FALSE(r.config) << text;
+  ASSERT_FALSE(r.errors.empty());
+  std::string all;
+  for (const auto& e : r.errors) all += e + "\n";
+  for (const auto& f : fragments) EXPECT_NE(all.find(f), std::string::npos) << f << " in\n" << all;
+}
+
+TEST(ConfigLoader, ShippedConfigLoads) {
+  auto r = load_file(std::string(TICKETD_SOURCE_DIR) + "/config/ticketd.yaml");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  const auto& c = *r.config;
+  EXPECT_EQ(c.data_dir, "./data");
+  EXPECT_EQ(c.mysql.listen.to_string(), "127.0.0.1:3306");
+  EXPECT_EQ(c.mysql.database, "tickets");
+  ASSERT_EQ(c.mysql.users.size(), 1u);
+  EXPECT_EQ(c.mysql.users[0].name, "ticket");
+  EXPECT_EQ(c.http.listen.port, 8080);
+  EXPECT_TRUE(c.http.tokens.empty());
+  ASSERT_EQ(c.sequences.size(), 2u);
+  EXPECT_EQ(c.sequences[0].name, "Tickets64");
+  EXPECT_EQ(c.sequences[0].increment, 1u);
+  EXPECT_EQ(c.sequences[0].cache, 1000u);
+  EXPECT_EQ(c.sequences[1].increment, 2u);
+  EXPECT_EQ(c.sequences[1].max_value, 4294967295u);
+  EXPECT_TRUE(check_exposure(c).empty());
+}
+
+TEST(ConfigLoader, DefaultsApplyToSequencesWherever_DefaultsAppear) {
+  auto r = load(
+      "sequences:\n  - { name: A }\n  - { name: B, increment: 5, offset: 5 }\n"
+      "defaults:\n  auto_increment_increment: 2\n  auto_increment_offset: 2\n  cache: 50\n");
+  ASSERT_TRUE(r.config);
+  EXPECT_EQ(r.config->sequences[0].increment, 2u);
+  EXPECT_EQ(r.config->sequences[0].offset, 2u);
+  EXPECT_EQ(r.config->sequences[0].cache, 50u);
+  EXPECT_EQ(r.config->sequences[1].increment, 5u);
+}
+
+TEST(ConfigLoader, EmptyFileGivesDefaults) {
+  auto r = load("");
+  ASSERT_TRUE(r.config);
+  EXPECT_EQ(r.config->mysql.wait_timeout_s, 28800u);
+}
+
+TEST(ConfigLoader, ErrorsNameTheKeyAndTheLine) {
+  expect_error("data_dir: x\nmysqll:\n  listen: 1\n", {"t.yaml:2: mysqll: unknown key"});
+  expect_error("mysql:\n  listen: 127.0.0.1:3306\n  bogus: 1\n",
+               {"t.yaml:3: mysql.bogus: unknown key"});
+  expect_error("mysql:\n  max_connections: lots\n",
+               {"t.yaml:2: mysql.max_connections: expected a non-negative integer"});
+  expect_error("mysql:\n  listen: nowhere\n", {"t.yaml:2: mysql.listen: expected HOST:PORT"});
+  expect_error("sequences:\n  - { name: A, increment: 2, offset: 3 }\n",
+               {"t.yaml:2: sequences[0].offset: offset 3 is greater than increment 2"});
+  expect_error(
+      "sequences:\n  - { name: A }\n  - { name: A }\n",
+      {"t.yaml:3: sequences[1].name: duplicate sequence name 'A' (first defined on line 2)"});
+  expect_error("sequences:\n  - { name: G, kind: gapless }\n",
+               {"sequences[0].kind: kind 'gapless' is not built yet"});
+  expect_error("sequences:\n  - { name: G, kind: uuid }\n", {"unknown kind 'uuid'"});
+  expect_error("sequences:\n  - { name: A, colour: red }\n", {"sequences[0].colour: unknown key"});
+  expect_error("sequences:\n  - { kind: ticket }\n", {"sequences[0].name"});
+  expect_error("sequences:\n  - { name: A, start: 10, max_value: 5 }\n", {"max_value is less"});
+  expect_error("defaults:\n  auto_increment_increment: 70000\n", {"between 1 and 65535"});
+  expect_error("http:\n  tokens: [short]\n", {"http.tokens[0]"});
+  expect_error("mysql:\n  users:\n    - { name: '' , password: x }\n", {"no anonymous logins"});
+  expect_error("threads: [1]\n", {"threads: expected a non-negative integer"});
+  expect_error("data_dir: [unclosed\n", {"YAML syntax error"});
+}
+
+TEST(ConfigLoader, ReportsEveryErrorAtOnce) {
+  auto r = load("bogus: 1\nmysql:\n  listen: x\nsequences:\n  - { name: A, offset: 9 }\n");
+  ASSERT_FALSE(r.config);
+  EXPECT_EQ(r.errors.size(), 3u);
+}
+
+TEST(ConfigLoader, MissingFileIsAClearError) {
+  auto r = load_file("/nonexistent/ticketd.yaml");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("cannot read"), std::string::npos);
+}
+
+TEST(ListenAddress, Parses) {
+  EXPECT_EQ(parse_listen("127.0.0.1:3306")->port, 3306);
+  EXPECT_EQ(parse_listen("[::1]:80")->host, "::1");
+  EXPECT_EQ(parse_listen("0.0.0.0:1")->host, "0.0.0.0");
+  EXPECT_FALSE(parse_listen("127.0.0.1"));
+  EXPECT_FALSE(parse_listen("127.0.0.1:70000"));
+  EXPECT_FALSE(parse_listen("::1:80"));
+  EXPECT_FALSE(parse_listen(":80"));
+}
+
+TEST(Exposure, RefusesDefaultPasswordOrTokenlessHttpOffLoopback) {
+  Config c;
+  c.mysql.users.push_back({"ticket", kDefaultPassword});
+  EXPECT_TRUE(check_exposure(c).empty());
+  c.mysql.listen.host = "0.0.0.0";
+  auto p = check_exposure(c);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NE(p[0].find("default or an empty password"), std::string::npos);
+  EXPECT_EQ(p[0].find(kDefaultPassword + std::string(",")), std::string::npos);  // no secret
+  c.mysql.users[0].password = "a-real-secret";
+  EXPECT_TRUE(check_exposure(c).empty());
+  c.http.listen.host = "10.0.0.1";
+  p = check_exposure(c);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NE(p[0].find("http.tokens is empty"), std::string::npos);
+  c.http.tokens.push_back("0123456789abcdef0123");
+  EXPECT_TRUE(check_exposure(c).empty());
+}
+
+}  // namespace
+}  // namespace ticketd::config

@@ -1,0 +1,93 @@
+#include "server/core/group_committer.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "server/core/ticket_errc.h"
+#include "tests/support/scripted_store.h"
+
+namespace ticketd {
+namespace {
+
+using testing::ScriptedStore;
+
+std::vector<Mutation> put(std::string k, std::string v) {
+  std::vector<Mutation> m;
+  m.push_back(Mutation{std::move(k), std::move(v)});
+  return m;
+}
+
+TEST(GroupCommitter, RequestsQueuedDuringACommitShareTheNextOne) {
+  ScriptedStore store;
+  GroupCommitter committer(store);
+  store.hold();
+  std::atomic<int> ok{0};
+  committer.submit(put("a", "1"), [&](const DetailedResult<void>& r) { ok += r ? 1 : 0; });
+  store.wait_entered(1);
+  for (int i = 0; i < 100; ++i) {
+    std::string key = "k";
+    key += std::to_string(i);
+    committer.submit(put(std::move(key), "v"),
+                     [&](const DetailedResult<void>& r) { ok += r ? 1 : 0; });
+  }
+  store.release();
+  committer.stop();
+  EXPECT_EQ(ok.load(), 101);
+  EXPECT_EQ(store.commit_count(), 2u);
+  auto stats = committer.stats();
+  EXPECT_EQ(stats.commits, 2u);
+  EXPECT_EQ(stats.requests, 101u);
+}
+
+TEST(GroupCommitter, AFailedCommitFailsEveryRequestInIt) {
+  ScriptedStore store;
+  GroupCommitter committer(store);
+  store.hold();
+  std::atomic<int> failed{0};
+  committer.submit(put("a", "1"), [](const DetailedResult<void>&) {});
+  store.wait_entered(1);
+  store.fail_next(2);  // the held commit and the next (batched) one fail
+  for (int i = 0; i < 10; ++i) {
+    committer.submit(put("b", "2"), [&](const DetailedResult<void>& r) {
+      if (!r) {
+        EXPECT_EQ(r.error().code, StorageErrc::kNoSpace);
+        ++failed;
+      }
+    });
+  }
+  store.release();
+  committer.stop();
+  EXPECT_EQ(failed.load(), 10);
+  auto b = store.get("b");
+  ASSERT_TRUE(b);
+  EXPECT_FALSE(b->has_value());
+}
+
+TEST(GroupCommitter, LaterMutationOfAKeyWinsInsideABatch) {
+  ScriptedStore store;
+  GroupCommitter committer(store);
+  store.hold();
+  committer.submit(put("x", "0"), [](const DetailedResult<void>&) {});
+  store.wait_entered(1);
+  committer.submit(put("k", "first"), [](const DetailedResult<void>&) {});
+  committer.submit(put("k", "second"), [](const DetailedResult<void>&) {});
+  store.release();
+  committer.stop();
+  auto k = store.get("k");
+  ASSERT_TRUE(k && *k);
+  EXPECT_EQ(**k, "second");
+}
+
+TEST(GroupCommitter, SubmitAfterStopFailsWithShuttingDown) {
+  ScriptedStore store;
+  GroupCommitter committer(store);
+  committer.stop();
+  auto r = commit_and_wait(committer, put("a", "1"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kShuttingDown);
+}
+
+}  // namespace
+}  // namespace ticketd

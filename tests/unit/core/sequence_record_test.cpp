@@ -1,0 +1,46 @@
+#include "server/core/sequence_record.h"
+
+#include <gtest/gtest.h>
+
+namespace ticketd {
+namespace {
+
+TEST(SequenceRecord, RoundTrips) {
+  SequenceRecord r{SequenceSpec{"Tickets32", SequenceKind::kTicket, 5, 2, 1, 4294967295u, 7}, 41};
+  const auto text = encode_record(r);
+  EXPECT_EQ(text,
+            "v=1 kind=ticket start=5 increment=2 offset=1 max_value=4294967295 cache=7 ceiling=41");
+  auto back = decode_record("Tickets32", text);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, r);
+}
+
+TEST(SequenceRecord, RejectsDamagedText) {
+  const char* bad[] = {"",
+                       "v=2 kind=ticket",
+                       "v=1 kind=nope start=1 increment=1 offset=1 "
+                       "max_value=9 cache=1 ceiling=0",
+                       "v=1 kind=ticket start=x increment=1 offset=1 max_value=9 cache=1 ceiling=0",
+                       "v=1 kind=ticket start=1 increment=1 offset=1 max_value=9 cache=1",
+                       "garbage"};
+  for (auto* t : bad) EXPECT_FALSE(decode_record("s", t)) << t;
+}
+
+TEST(SequenceRecord, TombstoneRoundTrips) {
+  EXPECT_EQ(decode_tombstone(encode_tombstone(123)), 123u);
+  EXPECT_FALSE(decode_tombstone("ceiling"));
+}
+
+TEST(SequenceSpec, ValidateNamesTheProblem) {
+  EXPECT_EQ(validate(SequenceSpec{.name = "a"}), "");
+  EXPECT_NE(validate(SequenceSpec{.name = "a", .increment = 2, .offset = 3}).find("offset"),
+            std::string::npos);
+  EXPECT_NE(validate(SequenceSpec{.name = "a", .start = 10, .max_value = 5}).find("max_value"),
+            std::string::npos);
+  EXPECT_NE(validate(SequenceSpec{.name = ""}).find("empty"), std::string::npos);
+  EXPECT_NE(validate(SequenceSpec{.name = "a/b"}).find("forbidden"), std::string::npos);
+  EXPECT_NE(validate(SequenceSpec{.name = "a", .cache = 0}).find("cache"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ticketd

@@ -1,0 +1,234 @@
+#include "server/core/ticket_sequence.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <memory>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "server/core/ticket_errc.h"
+#include "server/core/ticket_service.h"
+#include "tests/support/scripted_store.h"
+
+namespace ticketd {
+namespace {
+
+using testing::ScriptedStore;
+
+struct Fixture {
+  ScriptedStore store;
+  GroupCommitter committer{store};
+  std::shared_ptr<TicketSequence> make(SequenceSpec spec, std::uint64_t ceiling) {
+    if (spec.name.empty()) spec.name = "s";
+    return std::make_shared<TicketSequence>(SequenceRecord{spec, ceiling}, committer);
+  }
+};
+
+std::uint64_t take1(TicketSequence& s) {
+  auto r = take_and_wait(s, 1);
+  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+  return r ? r->first : 0;
+}
+
+TEST(AlignUp, FollowsMySqlIncrementOffsetSemantics) {
+  struct Case {
+    std::uint64_t v, inc, off, want;
+  };
+  const Case cases[] = {{1, 1, 1, 1},    {5, 1, 1, 5}, {1, 2, 1, 1},  {2, 2, 1, 3},
+                        {1, 2, 2, 2},    {3, 2, 2, 4}, {1, 10, 5, 5}, {6, 10, 5, 15},
+                        {15, 10, 5, 15}, {0, 3, 3, 0}, {1, 3, 3, 3},  {100, 7, 7, 105}};
+  for (const auto& c : cases) {
+    EXPECT_EQ(static_cast<std::uint64_t>(align_up(c.v, c.inc, c.off)), c.want)
+        << c.v << " inc " << c.inc << " off " << c.off;
+  }
+  // Past 2^64-1 the result is still exact (128-bit), so callers can detect exhaustion.
+  auto big = align_up(~std::uint64_t{0}, 2, 2);
+  EXPECT_GT(big, static_cast<unsigned __int128>(~std::uint64_t{0}));
+}
+
+TEST(TicketSequence, IssuesConsecutiveValuesFromStart) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.start = 100}, 99);
+  EXPECT_EQ(take1(*s), 100u);
+  EXPECT_EQ(take1(*s), 101u);
+  EXPECT_EQ(take1(*s), 102u);
+}
+
+TEST(TicketSequence, OddAndEvenServersNeverMeet) {
+  Fixture f;
+  auto odd = f.make(SequenceSpec{.increment = 2, .offset = 1}, 0);
+  auto even = f.make(SequenceSpec{.increment = 2, .offset = 2}, 0);
+  std::set<std::uint64_t> seen;
+  for (int i = 0; i < 500; ++i) {
+    auto a = take1(*odd);
+    auto b = take1(*even);
+    EXPECT_EQ(a % 2, 1u);
+    EXPECT_EQ(b % 2, 0u);
+    EXPECT_TRUE(seen.insert(a).second);
+    EXPECT_TRUE(seen.insert(b).second);
+  }
+  EXPECT_EQ(*seen.begin(), 1u);
+}
+
+TEST(TicketSequence, NWayOffsetsPartitionTheValues) {
+  Fixture f;
+  std::set<std::uint64_t> seen;
+  for (std::uint64_t off = 1; off <= 3; ++off) {
+    auto s = f.make(SequenceSpec{.start = 10, .increment = 3, .offset = off}, 9);
+    for (int i = 0; i < 100; ++i) {
+      auto v = take1(*s);
+      EXPECT_GE(v, 10u);
+      EXPECT_EQ(v % 3, off % 3);
+      EXPECT_TRUE(seen.insert(v).second) << v;
+    }
+  }
+}
+
+TEST(TicketSequence, BlockIsAnArithmeticProgression) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 2}, 0);
+  auto b = take_and_wait(*s, 1000);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(*b, (Block{2, 2, 1000}));
+  EXPECT_EQ(b->last(), 2000u);
+  EXPECT_EQ(take1(*s), 2002u);
+}
+
+TEST(TicketSequence, ExhaustionIsAnErrorNeverAWrap) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.start = 1, .increment = 2, .offset = 1, .max_value = 9}, 0);
+  for (std::uint64_t want : {1, 3, 5, 7, 9}) EXPECT_EQ(take1(*s), want);
+  auto r = take_and_wait(*s, 1);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kExhausted);
+  EXPECT_TRUE(s->info().exhausted);
+}
+
+TEST(TicketSequence, BlockPastMaxValueIsRefusedWhole) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.max_value = 10}, 0);
+  auto r = take_and_wait(*s, 11);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kExhausted);
+  auto ok = take_and_wait(*s, 10);  // nothing was consumed by the refusal
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(*ok, (Block{1, 1, 10}));
+}
+
+TEST(TicketSequence, MaxValueAtTheTopOfUint64) {
+  Fixture f;
+  const std::uint64_t top = ~std::uint64_t{0};
+  auto s = f.make(SequenceSpec{.start = top - 1, .max_value = top}, top - 2);
+  EXPECT_EQ(take1(*s), top - 1);
+  EXPECT_EQ(take1(*s), top);
+  auto r = take_and_wait(*s, 1);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kExhausted);
+}
+
+TEST(TicketSequence, OneDurableWritePerCacheValues) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 100}, 0);
+  for (int i = 0; i < 1000; ++i) take1(*s);
+  EXPECT_EQ(f.store.commit_count(), 10u);
+  EXPECT_EQ(s->info().durable_ceiling, 1000u);
+}
+
+TEST(TicketSequence, CacheOneMeansOneSyncedWritePerValue) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 1}, 0);
+  for (int i = 0; i < 25; ++i) take1(*s);
+  EXPECT_EQ(f.store.commit_count(), 25u);
+  EXPECT_EQ(s->info().durable_ceiling, 25u);
+}
+
+TEST(TicketSequence, ResumesAboveTheCeilingAfterRestart) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);
+  auto ceiling = s->info().durable_ceiling;
+  EXPECT_EQ(ceiling, 19u);
+  // A restart reads the record the write stored; the next value is above the ceiling.
+  auto stored = f.store.get(sequence_key("s"));
+  ASSERT_TRUE(stored && *stored);
+  auto record = decode_record("s", **stored);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->ceiling, 19u);
+  auto again = f.make(record->spec, record->ceiling);
+  EXPECT_EQ(take1(*again), 21u);
+}
+
+TEST(TicketSequence, FailedWriteFailsWaitersAndLeaksNothing) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 5}, 0);
+  for (int i = 1; i <= 5; ++i) EXPECT_EQ(take1(*s), static_cast<std::uint64_t>(i));
+  f.store.fail_next(1);
+  auto r = take_and_wait(*s, 1);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kStorageFailed);
+  EXPECT_NE(r.error().message.find("no space"), std::string::npos);
+  EXPECT_EQ(s->info().durable_ceiling, 5u);
+  // The next write succeeds and issuance continues with the value that was never handed out.
+  EXPECT_EQ(take1(*s), 6u);
+}
+
+TEST(TicketSequence, ConcurrentWaitersShareOneCommit) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 1}, 0);
+  f.store.hold();
+  std::vector<DetailedResult<Block>> results(50, Error{});
+  std::atomic<int> done{0};
+  for (int i = 0; i < 50; ++i) {
+    s->take(1, [&, i](DetailedResult<Block> b) {
+      results[static_cast<std::size_t>(i)] = std::move(b);
+      done.fetch_add(1);
+    });
+  }
+  f.store.wait_entered(1);
+  f.store.release();
+  while (done.load() < 50) std::this_thread::yield();
+  // The first take started a write; the other 49 queued behind it and shared the second one.
+  EXPECT_EQ(f.store.commit_count(), 2u);
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(results[static_cast<std::size_t>(i)]);
+    EXPECT_EQ(results[static_cast<std::size_t>(i)]->first, static_cast<std::uint64_t>(i + 1));
+  }
+}
+
+TEST(TicketSequence, AdvanceMovesForwardDurablyAndNeverBack) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);
+  auto a = [&](std::uint64_t v) {
+    std::promise<DetailedResult<Block>> p;
+    s->advance_to(v, [&](DetailedResult<Block> b) { p.set_value(std::move(b)); });
+    return p.get_future().get();
+  };
+  ASSERT_TRUE(a(1000));
+  EXPECT_GE(s->info().durable_ceiling, 999u);
+  EXPECT_EQ(take1(*s), 1000u);
+  ASSERT_TRUE(a(5));  // backwards: no-op
+  EXPECT_EQ(take1(*s), 1001u);
+  auto too_big = a(kDefaultMaxValue + 1);
+  ASSERT_FALSE(too_big);
+  EXPECT_EQ(too_big.error().code, TicketErrc::kInvalidArgument);
+}
+
+TEST(TicketSequence, ChangedIncrementAppliesAboveTheCeiling) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);  // ceiling now 10
+  std::promise<DetailedResult<Block>> p;
+  s->update_spec(SequenceSpec{.increment = 2, .offset = 2, .cache = 10},
+                 [&](DetailedResult<Block> b) { p.set_value(std::move(b)); });
+  ASSERT_TRUE(p.get_future().get());
+  auto v = take1(*s);
+  EXPECT_EQ(v % 2, 0u);
+  EXPECT_GT(v, 10u);
+}
+
+}  // namespace
+}  // namespace ticketd

@@ -1,0 +1,180 @@
+#include "server/core/ticket_service.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "server/core/ticket_errc.h"
+#include "tests/support/scripted_store.h"
+
+namespace ticketd {
+namespace {
+
+using testing::ScriptedStore;
+
+DetailedResult<void> wait_done(const std::function<void(DoneCallback)>& op) {
+  std::promise<DetailedResult<void>> p;
+  op([&p](DetailedResult<void> r) { p.set_value(std::move(r)); });
+  return p.get_future().get();
+}
+
+// An engine over a store that outlives it, so tests can restart the engine.
+struct Engine {
+  explicit Engine(CounterStore& store) : committer(store), service(store, committer) {
+    auto r = service.load();
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+  }
+  GroupCommitter committer;
+  TicketService service;
+
+  DetailedResult<void> create(SequenceSpec spec, CreateOptions o = {}) {
+    return wait_done([&](DoneCallback d) { service.create(spec, o, std::move(d)); });
+  }
+  DetailedResult<void> drop(const std::string& name) {
+    return wait_done([&](DoneCallback d) { service.drop(name, std::move(d)); });
+  }
+  std::uint64_t next(const std::string& name) {
+    auto r = next_and_wait(service, name, 1);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message);
+    return r ? r->first : 0;
+  }
+};
+
+TEST(TicketService, UnknownSequenceIsAClearError) {
+  ScriptedStore store;
+  Engine e(store);
+  auto r = next_and_wait(e.service, "Nope", 1);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kUnknownSequence);
+  EXPECT_EQ(r.error().message, "sequence 'Nope' does not exist");
+}
+
+TEST(TicketService, CreatedSequencesSurviveARestart) {
+  ScriptedStore store;
+  std::uint64_t last = 0;
+  {
+    Engine e(store);
+    ASSERT_TRUE(e.create(SequenceSpec{.name = "a", .cache = 10}));
+    for (int i = 0; i < 15; ++i) last = e.next("a");
+  }
+  Engine e(store);
+  EXPECT_GT(e.next("a"), last);
+}
+
+TEST(TicketService, CreateTwiceIsAlreadyExistsUnlessIfNotExists) {
+  ScriptedStore store;
+  Engine e(store);
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "a"}));
+  auto again = e.create(SequenceSpec{.name = "a"});
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, TicketErrc::kAlreadyExists);
+  EXPECT_TRUE(e.create(SequenceSpec{.name = "a"}, CreateOptions{.if_not_exists = true}));
+}
+
+TEST(TicketService, DropAndRecreateResumesAboveTheTombstone) {
+  ScriptedStore store;
+  std::uint64_t last = 0;
+  {
+    Engine e(store);
+    ASSERT_TRUE(e.create(SequenceSpec{.name = "a", .cache = 100}));
+    for (int i = 0; i < 10; ++i) last = e.next("a");
+    ASSERT_TRUE(e.drop("a"));
+    auto gone = next_and_wait(e.service, "a", 1);
+    ASSERT_FALSE(gone);
+    EXPECT_EQ(gone.error().code, TicketErrc::kUnknownSequence);
+    ASSERT_TRUE(e.create(SequenceSpec{.name = "a", .cache = 100}));
+    EXPECT_GT(e.next("a"), 100u);  // above the whole cached range, not just `last`
+  }
+  // The tombstone also holds across a restart before the re-create.
+  {
+    Engine e(store);
+    ASSERT_TRUE(e.drop("a"));
+  }
+  Engine e(store);
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "a", .cache = 100}));
+  EXPECT_GT(e.next("a"), 200u);
+  EXPECT_GT(last, 0u);
+}
+
+TEST(TicketService, ForcedRecreateMayGoLower) {
+  ScriptedStore store;
+  Engine e(store);
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "a"}));
+  e.next("a");
+  ASSERT_TRUE(e.drop("a"));
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "a"}, CreateOptions{.force = true}));
+  EXPECT_EQ(e.next("a"), 1u);
+}
+
+TEST(TicketService, FailedDropKeepsTheSequence) {
+  ScriptedStore store;
+  Engine e(store);
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "a", .cache = 10}));
+  auto v = e.next("a");
+  store.fail_next(1);
+  auto r = e.drop("a");
+  ASSERT_FALSE(r);
+  EXPECT_GT(e.next("a"), v);
+}
+
+TEST(TicketService, ConfiguredLargerStartMovesForwardSmallerIsIgnored) {
+  ScriptedStore store;
+  {
+    Engine e(store);
+    ASSERT_TRUE(e.service.ensure_configured(SequenceSpec{.name = "t", .cache = 10}));
+    EXPECT_EQ(e.next("t"), 1u);
+  }
+  {
+    Engine e(store);
+    ASSERT_TRUE(e.service.ensure_configured(SequenceSpec{.name = "t", .start = 5000, .cache = 10}));
+    EXPECT_EQ(e.next("t"), 5000u);
+  }
+  Engine e(store);
+  ASSERT_TRUE(e.service.ensure_configured(SequenceSpec{.name = "t", .start = 1, .cache = 10}));
+  EXPECT_GT(e.next("t"), 5000u);
+}
+
+TEST(TicketService, ConfiguredIncrementChangeIsPersisted) {
+  ScriptedStore store;
+  {
+    Engine e(store);
+    ASSERT_TRUE(e.service.ensure_configured(SequenceSpec{.name = "t", .cache = 10}));
+    e.next("t");
+    ASSERT_TRUE(e.service.ensure_configured(
+        SequenceSpec{.name = "t", .increment = 2, .offset = 2, .cache = 10}));
+    EXPECT_EQ(e.next("t") % 2, 0u);
+  }
+  Engine e(store);
+  auto info = e.service.find("t")->info();
+  EXPECT_EQ(info.spec.increment, 2u);
+  EXPECT_EQ(info.spec.offset, 2u);
+  EXPECT_EQ(e.next("t") % 2, 0u);
+}
+
+TEST(TicketService, InvalidSpecIsRefused) {
+  ScriptedStore store;
+  Engine e(store);
+  auto r = e.create(SequenceSpec{.name = "x", .increment = 2, .offset = 5});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kInvalidArgument);
+  EXPECT_FALSE(e.service.exists("x"));
+}
+
+TEST(TicketService, ListIsSortedAndReportsState) {
+  ScriptedStore store;
+  Engine e(store);
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "b", .cache = 5}));
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "a", .max_value = 10, .cache = 5}));
+  e.next("a");
+  auto all = e.service.list();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].spec.name, "a");
+  EXPECT_EQ(all[0].next_value, 2u);
+  EXPECT_EQ(all[0].durable_ceiling, 5u);
+  EXPECT_EQ(all[0].issued, 1u);
+  EXPECT_EQ(all[0].remaining, 9u);
+  EXPECT_EQ(all[1].spec.name, "b");
+}
+
+}  // namespace
+}  // namespace ticketd

@@ -1,0 +1,143 @@
+// One contract suite, run against every CounterStore implementation.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <set>
+
+#include "server/core/group_committer.h"
+#include "server/core/ticket_service.h"
+#include "storage/memory_counter_store.h"
+#include "storage/rocksdb_counter_store.h"
+
+namespace ticketd {
+namespace {
+
+// Opens and "reopens" a store: for memory, reopening keeps the same object (a restart of the
+// engine); for RocksDB, the database is closed and opened again from disk.
+class StoreFactory {
+ public:
+  virtual ~StoreFactory() = default;
+  virtual CounterStore& open() = 0;
+  virtual void close() = 0;
+};
+
+class MemoryFactory : public StoreFactory {
+ public:
+  CounterStore& open() override { return store_; }
+  void close() override {}
+
+ private:
+  MemoryCounterStore store_;
+};
+
+class RocksFactory : public StoreFactory {
+ public:
+  RocksFactory() {
+    std::random_device rd;
+    dir_ = std::filesystem::temp_directory_path() / ("ticketd-store-" + std::to_string(rd()));
+  }
+  ~RocksFactory() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  CounterStore& open() override {
+    auto s = RocksDbCounterStore::open(dir_.string());
+    EXPECT_TRUE(s) << (s ? "" : s.error().message);
+    store_ = std::move(*s);
+    return *store_;
+  }
+  void close() override { store_.reset(); }
+
+ private:
+  std::filesystem::path dir_;
+  std::unique_ptr<RocksDbCounterStore> store_;
+};
+
+class CounterStoreContract : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == "memory") {
+      factory_ = std::make_unique<MemoryFactory>();
+    } else {
+      factory_ = std::make_unique<RocksFactory>();
+    }
+  }
+  std::unique_ptr<StoreFactory> factory_;
+};
+
+TEST_P(CounterStoreContract, CommitIsVisibleAndAtomic) {
+  auto& s = factory_->open();
+  std::vector<Mutation> m{{"seq/a", "1"}, {"seq/b", "2"}, {"tomb/a", "x"}};
+  ASSERT_TRUE(s.commit(m));
+  std::vector<Mutation> m2{{"tomb/a", std::nullopt}, {"seq/c", "3"}};
+  ASSERT_TRUE(s.commit(m2));
+  auto all = s.scan("seq/");
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0], (std::pair<std::string, std::string>{"seq/a", "1"}));
+  EXPECT_EQ((*all)[2], (std::pair<std::string, std::string>{"seq/c", "3"}));
+  auto gone = s.get("tomb/a");
+  ASSERT_TRUE(gone);
+  EXPECT_FALSE(gone->has_value());
+  auto tombs = s.scan("tomb/");
+  ASSERT_TRUE(tombs);
+  EXPECT_TRUE(tombs->empty());
+}
+
+TEST_P(CounterStoreContract, StateSurvivesReopen) {
+  {
+    auto& s = factory_->open();
+    std::vector<Mutation> m{{"seq/a", "hello"}};
+    ASSERT_TRUE(s.commit(m));
+    factory_->close();
+  }
+  auto& s = factory_->open();
+  auto v = s.get("seq/a");
+  ASSERT_TRUE(v && *v);
+  EXPECT_EQ(**v, "hello");
+}
+
+TEST_P(CounterStoreContract, NoValueIsIssuedTwiceAcrossReopens) {
+  std::set<std::uint64_t> seen;
+  std::uint64_t last = 0;
+  for (int round = 0; round < 5; ++round) {
+    auto& store = factory_->open();
+    {
+      GroupCommitter committer(store);
+      TicketService service(store, committer);
+      ASSERT_TRUE(service.load());
+      ASSERT_TRUE(service.ensure_configured(SequenceSpec{.name = "t", .cache = 7}));
+      for (int i = 0; i < 20; ++i) {
+        auto b = next_and_wait(service, "t", 1 + static_cast<std::uint64_t>(i % 3));
+        ASSERT_TRUE(b);
+        EXPECT_GT(b->first, last);
+        for (std::uint64_t k = 0; k < b->count; ++k) {
+          EXPECT_TRUE(seen.insert(b->first + k * b->step).second);
+        }
+        last = b->last();
+      }
+    }
+    factory_->close();
+  }
+  EXPECT_EQ(seen.size(), 5u * (7 * 1 + 7 * 2 + 6 * 3));
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, CounterStoreContract, ::testing::Values("memory", "rocksdb"));
+
+TEST(RocksDbCounterStore, SecondOpenOfADirectoryIsRefusedAsLocked) {
+  std::random_device rd;
+  auto dir = std::filesystem::temp_directory_path() / ("ticketd-lock-" + std::to_string(rd()));
+  {
+    auto first = RocksDbCounterStore::open(dir.string());
+    ASSERT_TRUE(first);
+    auto second = RocksDbCounterStore::open(dir.string());
+    ASSERT_FALSE(second);
+    EXPECT_EQ(second.error().code, StorageErrc::kLocked) << second.error().message;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ticketd
