@@ -48,6 +48,14 @@ Error TicketSequence::exhausted_error() const {
                                            std::to_string(spec_.max_value) + " reached"};
 }
 
+std::optional<Block> TicketSequence::try_take(std::uint64_t count) {
+  std::unique_lock lock(mutex_);
+  if (count == 0 || dropped_ || !waiters_.empty() || !fits_locked(count)) return std::nullopt;
+  Block b = issue_locked(count);
+  maybe_prefetch_locked(lock);
+  return b;
+}
+
 void TicketSequence::take(std::uint64_t count, BlockCallback done) {
   if (count == 0) {
     done(Error{TicketErrc::kInvalidArgument, "count must be at least 1"});
@@ -62,6 +70,7 @@ void TicketSequence::take(std::uint64_t count, BlockCallback done) {
   // Fast path: nobody queued and the values are already covered by a synced ceiling.
   if (waiters_.empty() && fits_locked(count)) {
     Block b = issue_locked(count);
+    maybe_prefetch_locked(lock);
     lock.unlock();
     done(b);
     return;
@@ -123,13 +132,26 @@ void TicketSequence::enqueue_locked(Waiter w, std::unique_lock<std::mutex>& lock
   if (!write_in_flight_) start_write_locked(lock);
 }
 
+void TicketSequence::maybe_prefetch_locked(std::unique_lock<std::mutex>& lock) {
+  // Raise the ceiling while half the cache is still left, so a steady caller never waits for a
+  // sync. The write extends the ceiling by exactly `cache` values: still one durable write per
+  // `cache` values issued.
+  if (write_in_flight_ || spec_.cache < 2 || highest_target_ >= spec_.max_value) return;
+  const u128 left =
+      next_ > durable_ceiling_ ? 0 : (u128{durable_ceiling_} - next_) / spec_.increment + 1;
+  if (left * 2 >= spec_.cache) return;
+  start_write_locked(lock);
+}
+
 void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
   // One write covers every waiter, plus `cache` values beyond the first of them that takes any.
+  // With no waiter it is a prefetch: `cache` values above the current ceiling.
   std::uint64_t total = 0;
   for (const auto& w : waiters_) total += w.count;
   u128 needed = total == 0 ? next_ - 1 : next_ + u128{total - 1} * spec_.increment;
   u128 target = needed;
   if (total > 0) target += u128{spec_.cache - 1} * spec_.increment;
+  if (waiters_.empty()) target = u128{highest_target_} + u128{spec_.cache} * spec_.increment;
   target = std::min<u128>(target, spec_.max_value);
   target = std::max<u128>(target, highest_target_);
   const auto ceiling = static_cast<std::uint64_t>(target);

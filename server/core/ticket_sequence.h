@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "server/base/result.h"
 #include "server/core/group_committer.h"
@@ -37,6 +38,8 @@ struct SequenceInfo {
 /// ceiling it waits while one commit raises the ceiling far enough for every waiter plus `cache`
 /// values ahead; requests arriving meanwhile queue behind it, in order, so the sequence stays
 /// strictly increasing. A failed commit fails every waiter and leaves the ceiling unchanged.
+/// When less than half the cache is left, a write raising the ceiling by `cache` values starts
+/// in the background, so a steady caller rarely waits for a sync.
 ///
 /// Callbacks run either inline (the fast path, on the caller's thread) or on the committer
 /// thread. Thread safety: all members may be called concurrently.
@@ -48,6 +51,9 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
 
   /// `count` consecutive values of the sequence (count >= 1), as one Block.
   void take(std::uint64_t count, BlockCallback done);
+  /// The cached path alone: the Block when it is already covered by the durable ceiling (and no
+  /// one is queued), nullopt when the caller must use take(). No allocation, no callback.
+  [[nodiscard]] std::optional<Block> try_take(std::uint64_t count);
   /// Moves the next value forward to at least `value`, durably; never backwards. Completes with
   /// the Block {next value, step, 0}.
   void advance_to(std::uint64_t value, BlockCallback done);
@@ -73,6 +79,7 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   [[nodiscard]] bool exceeds_max_locked(std::uint64_t count) const;
   void enqueue_locked(Waiter w, std::unique_lock<std::mutex>& lock);
   void start_write_locked(std::unique_lock<std::mutex>& lock);
+  void maybe_prefetch_locked(std::unique_lock<std::mutex>& lock);
   void on_written(std::uint64_t target, const DetailedResult<void>& result);
   [[nodiscard]] Error exhausted_error() const;
 
