@@ -2,14 +2,21 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
 
 #include "server/app/data_dir_lock.h"
 #include "server/base/log.h"
+#include "server/core/clock.h"
 #include "server/core/group_committer.h"
 #include "server/core/ticket_service.h"
+#include "server/mysql/mysql_session.h"
+#include "server/mysql/query_executor.h"
+#include "server/net/listener.h"
+#include "server/net/session_registry.h"
 #include "storage/rocksdb_counter_store.h"
 
 namespace ticketd {
@@ -27,6 +34,38 @@ SequenceSpec to_spec(const config::SequenceConfig& s) {
   spec.max_value = s.max_value == 0 ? kDefaultMaxValue : s.max_value;
   spec.cache = s.cache;
   return spec;
+}
+
+mysql::ServerSettings mysql_settings(const config::Config& c) {
+  mysql::ServerSettings s;
+  s.database = c.mysql.database;
+  s.auto_increment_increment = c.defaults.auto_increment_increment;
+  s.auto_increment_offset = c.defaults.auto_increment_offset;
+  s.default_cache = c.defaults.cache;
+  s.max_allowed_packet = c.mysql.max_allowed_packet;
+  s.wait_timeout_s = c.mysql.wait_timeout_s;
+  s.max_connections = c.mysql.max_connections;
+  s.max_prepared_stmt_count = c.mysql.max_prepared_stmt_count;
+  return s;
+}
+
+// Waits (without blocking an I/O thread) until every session has ended or the deadline passes,
+// then stops the io_context.
+asio::awaitable<void> drain_then_stop(asio::io_context& ioc,
+                                      std::vector<net::SessionRegistry*> registries) {
+  asio::steady_timer timer(ioc);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    std::size_t open = 0;
+    for (auto* r : registries) open += r->count();
+    if (open == 0 || std::chrono::steady_clock::now() > deadline) {
+      if (open != 0) log::warn(std::to_string(open) + " sessions still open at the deadline");
+      break;
+    }
+    timer.expires_after(std::chrono::milliseconds(10));
+    co_await timer.async_wait(net::use_nothrow);
+  }
+  ioc.stop();
 }
 
 }  // namespace
@@ -54,18 +93,45 @@ int Daemon::run() {
       return 1;
     }
   }
-  log::info("ticketd ready: data_dir " + config_.data_dir + ", " +
-            std::to_string(service.list().size()) + " sequences");
-
   const unsigned threads =
       config_.threads != 0 ? config_.threads : std::max(1u, std::thread::hardware_concurrency());
   asio::io_context ioc(static_cast<int>(threads));
+  SystemClock clock;
+
+  // MySQL front end.
+  const mysql::ServerSettings settings = mysql_settings(config_);
+  mysql::UserTable users;
+  for (const auto& u : config_.mysql.users) users[u.name] = mysql::double_sha1(u.password);
+  mysql::QueryExecutor executor(service, settings, clock);
+  net::SessionRegistry mysql_sessions;
+  std::atomic<std::uint32_t> next_connection_id{1};
+  mysql::MySqlDeps mysql_deps{executor, users, mysql_sessions, next_connection_id, {}, {}};
+  mysql_deps.max_connections = config_.mysql.max_connections;
+  mysql_deps.wait_timeout = std::chrono::seconds(config_.mysql.wait_timeout_s);
+  auto mysql_listener = net::Listener::bind(
+      ioc, config_.mysql.listen.host, config_.mysql.listen.port, "mysql",
+      [&mysql_deps](net::tcp::socket socket) {
+        auto ex = socket.get_executor();
+        asio::co_spawn(ex, mysql::run_mysql_session(std::move(socket), mysql_deps),
+                       net::log_on_exit("mysql session"));
+      });
+  if (!mysql_listener) {
+    log::error(mysql_listener.error().message);
+    return 1;
+  }
+  (*mysql_listener)->start();
+
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     log::info("signal " + std::to_string(sig) + ": shutting down");
-    ioc.stop();
+    // Stop accepting, cancel idle reads; sessions finish the request in flight, then end.
+    (*mysql_listener)->stop();
+    mysql_sessions.cancel_all();
+    asio::co_spawn(ioc, drain_then_stop(ioc, {&mysql_sessions}), net::log_on_exit("shutdown"));
   });
+  log::info("ticketd ready: data_dir " + config_.data_dir + ", " +
+            std::to_string(service.list().size()) + " sequences");
 
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });

@@ -47,9 +47,12 @@ sequences:
             f.write(self.config_text)
         self.extra_args = list(extra_args)
         self.proc = None
+        self.log = None
         self.log_path = self.config_path + ".log"
 
     def start(self, wait=True):
+        if self.log:
+            self.log.close()
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             [self.binary, "--config", self.config_path] + self.extra_args,
@@ -94,6 +97,9 @@ sequences:
 
     def cleanup(self):
         self.stop()
+        if self.log:
+            self.log.close()
+            self.log = None
         if self.own_dir:
             shutil.rmtree(self.data_dir, ignore_errors=True)
         for p in (self.config_path, self.log_path):

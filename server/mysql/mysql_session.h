@@ -1,0 +1,32 @@
+// The MySQL session coroutine: moves bytes between a socket and a ServerConnection.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "server/mysql/query_executor.h"
+#include "server/mysql/server_connection.h"
+#include "server/net/asio_support.h"
+#include "server/net/session_registry.h"
+
+namespace ticketd::mysql {
+
+/// What every MySQL session shares. Owned by the daemon; outlives every session.
+struct MySqlDeps {
+  const QueryExecutor& executor;
+  const UserTable& users;
+  net::SessionRegistry& sessions;
+  std::atomic<std::uint32_t>& next_connection_id;
+  ConnectionHooks hooks;
+  std::function<void(bool opened)> on_connection;  // metrics: open/close
+  std::uint32_t max_connections = 10000;
+  std::chrono::seconds wait_timeout{28800};  // idle limit after login (wait_timeout)
+  std::chrono::seconds connect_timeout{10};  // limit for the whole login exchange
+};
+
+/// Serves one client connection until it quits, errs, idles out or the server stops. Runs on
+/// the socket's strand; only moves bytes, every protocol decision is in ServerConnection.
+net::asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps);
+
+}  // namespace ticketd::mysql

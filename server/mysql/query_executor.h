@@ -1,0 +1,46 @@
+// Executes recognized SQL statements against the engine for one MySQL session.
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+#include "server/core/clock.h"
+#include "server/core/ticket_service.h"
+#include "server/mysql/query_result.h"
+#include "server/mysql/session_state.h"
+#include "server/sql/statement.h"
+
+namespace ticketd::mysql {
+
+/// Turns a Statement into a QueryResult: takes tickets, creates and drops sequences, answers the
+/// session chatter drivers send. Knows SQL meaning and the engine, not packets or sockets.
+///
+/// `done` runs exactly once, either inline or on the engine's committer thread; the caller must
+/// not touch `session` until it has run. Thread safety: one executor serves every session
+/// concurrently; it holds no per-session state.
+class QueryExecutor {
+ public:
+  using Done = std::function<void(QueryResult)>;
+  /// Called for every value handed out (sequence, count): metrics.
+  using IssuedHook = std::function<void(std::string_view, std::uint64_t)>;
+
+  QueryExecutor(TicketService& tickets, const ServerSettings& settings, const Clock& clock,
+                IssuedHook on_issued = {});
+
+  /// Recognizes and executes one statement (multi-statement text is split by the caller).
+  void execute(SessionState& session, std::string_view sql, Done done) const;
+  void execute(SessionState& session, const sql::Statement& statement, Done done) const;
+
+  [[nodiscard]] const ServerSettings& settings() const { return settings_; }
+
+ private:
+  struct Visitor;
+
+  TicketService& tickets_;
+  const ServerSettings& settings_;
+  const Clock& clock_;
+  IssuedHook on_issued_;
+  std::int64_t started_unix_ms_;
+};
+
+}  // namespace ticketd::mysql

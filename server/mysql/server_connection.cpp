@@ -1,0 +1,485 @@
+#include "server/mysql/server_connection.h"
+
+#include <utility>
+
+#include "server/mysql/error_mapping.h"
+#include "server/mysql/protocol/binary_value.h"
+#include "server/mysql/protocol/commands.h"
+#include "server/mysql/protocol/generic_packets.h"
+#include "server/mysql/protocol/handshake.h"
+#include "server/mysql/protocol/packet_writer.h"
+#include "server/mysql/protocol/prepared_statement.h"
+#include "server/mysql/protocol/result_set.h"
+#include "server/sql/query_text.h"
+#include "server/sql/recognizer.h"
+
+namespace ticketd::mysql {
+namespace {
+
+// What a MySQL 8 / MariaDB 10 server advertises for the features ticketd has. No SSL until TLS
+// exists; no compression; no session tracking (we never send session state changes).
+constexpr Capabilities kServerCapabilities =
+    kClientLongPassword | kClientFoundRows | kClientLongFlag | kClientConnectWithDb |
+    kClientNoSchema | kClientOdbc | kClientIgnoreSpace | kClientProtocol41 | kClientInteractive |
+    kClientIgnoreSigpipe | kClientTransactions | kClientReserved | kClientSecureConnection |
+    kClientMultiStatements | kClientMultiResults | kClientPsMultiResults | kClientPluginAuth |
+    kClientConnectAttrs | kClientPluginAuthLenencClientData | kClientDeprecateEof;
+
+ColumnDefinition41 definition(const Column& c, const std::string& schema) {
+  ColumnDefinition41 d;
+  d.schema = c.table.empty() ? std::string() : schema;
+  d.table = c.table;
+  d.org_table = c.table;
+  d.name = c.name;
+  d.org_name = c.table.empty() ? std::string() : c.name;
+  switch (c.kind) {
+    case ColumnKind::kUnsignedBigint:
+      d.type = kTypeLongLong;
+      d.character_set = kCharsetBinary;
+      d.column_length = 20;
+      d.flags = kNotNullFlag | kUnsignedFlag | kBinaryFlag | kNumFlag;
+      break;
+    case ColumnKind::kBigint:
+      d.type = kTypeLongLong;
+      d.character_set = kCharsetBinary;
+      d.column_length = 21;
+      d.flags = kBinaryFlag | kNumFlag;
+      break;
+    case ColumnKind::kNull:
+      d.type = kTypeNull;
+      d.character_set = kCharsetBinary;
+      d.column_length = 0;
+      d.flags = kBinaryFlag;
+      break;
+    case ColumnKind::kVarString:
+      d.type = kTypeVarString;
+      d.character_set = kCharsetUtf8mb4GeneralCi;
+      d.column_length = 1024;
+      break;
+  }
+  return d;
+}
+
+}  // namespace
+
+ServerConnection::ServerConnection(const QueryExecutor& executor, const UserTable& users,
+                                   std::uint32_t connection_id, std::string peer_host,
+                                   ConnectionHooks hooks)
+    : executor_(executor),
+      users_(users),
+      hooks_(std::move(hooks)),
+      decoder_(kPreAuthMaxPacket),
+      server_caps_(kServerCapabilities) {
+  session_.connection_id = connection_id;
+  session_.host = std::move(peer_host);
+}
+
+std::string ServerConnection::greeting() {
+  scramble_ = make_scramble();
+  HandshakeV10 hello;
+  hello.server_version = executor_.settings().version;
+  hello.connection_id = session_.connection_id;
+  hello.auth_plugin_data = scramble_;
+  hello.capabilities = server_caps_;
+  hello.status_flags = kServerStatusAutocommit;
+  std::string out;
+  seq_ = 0;
+  append(out, to_payload(hello));
+  return out;
+}
+
+void ServerConnection::append(std::string& out, std::string_view payload) {
+  append_frame(out, payload, seq_);
+}
+
+std::uint16_t ServerConnection::status_flags() const {
+  std::uint16_t s = 0;
+  if (session_.autocommit) s |= kServerStatusAutocommit;
+  if (session_.in_transaction) s |= kServerStatusInTrans;
+  return s;
+}
+
+void ServerConnection::append_ok(std::string& out, const OkResult& ok, std::uint16_t extra_status) {
+  OkPacket p{ok.affected_rows, ok.last_insert_id,
+             static_cast<std::uint16_t>(status_flags() | extra_status), ok.warnings, ok.info};
+  append(out, to_payload(p, client_caps_));
+}
+
+void ServerConnection::append_err(std::string& out, std::uint16_t code, std::string_view state,
+                                  std::string_view message) {
+  if (hooks_.on_error) hooks_.on_error(code);
+  ErrPacket p{code, std::string(state), std::string(message)};
+  append(out, to_payload(p, client_caps_ == 0 ? kClientProtocol41 : client_caps_));
+}
+
+ServerConnection::Output ServerConnection::error_output(std::uint16_t code, std::string_view state,
+                                                        std::string_view message, bool close) {
+  Output o;
+  append_err(o.bytes, code, state, message);
+  o.close = close;
+  if (close) state_ = State::kClosed;
+  return o;
+}
+
+std::vector<ColumnDefinition41> ServerConnection::to_definitions(
+    const std::vector<Column>& columns) const {
+  std::vector<ColumnDefinition41> defs;
+  defs.reserve(columns.size());
+  for (const auto& c : columns) defs.push_back(definition(c, executor_.settings().database));
+  return defs;
+}
+
+void ServerConnection::append_result(std::string& out, const QueryResult& result, bool binary,
+                                     std::uint16_t extra_status) {
+  if (const auto* ok = std::get_if<OkResult>(&result)) {
+    append_ok(out, *ok, extra_status);
+  } else if (const auto* e = std::get_if<ErrResult>(&result)) {
+    append_err(out, e->code, e->sql_state, e->message);
+  } else {
+    const auto& rs = std::get<ResultSetResult>(result);
+    for (const auto& payload :
+         encode_result_set(to_definitions(rs.columns), rs.rows, binary, client_caps_,
+                           static_cast<std::uint16_t>(status_flags() | extra_status))) {
+      append(out, payload);
+    }
+  }
+}
+
+bool ServerConnection::process_next(const Done& done) {
+  if (state_ == State::kClosed) return false;
+  auto frame = decoder_.next();
+  if (!frame) {
+    // Oversized or out-of-order packet: answer once, then close, as mysqld does. The reply
+    // continues the client's numbering from the packet that broke the limit.
+    seq_ = static_cast<std::uint8_t>(decoder_.error_sequence_id() + 1);
+    if (frame.error() == ProtocolErrc::kPacketTooLarge) {
+      done(error_output(kErNetPacketTooLarge, "08S01",
+                        "Got a packet bigger than 'max_allowed_packet' bytes", true));
+    } else {
+      done(error_output(1156, "08S01", "Got packets out of order", true));
+    }
+    return true;
+  }
+  if (!frame->has_value()) return false;
+  const Frame& f = **frame;
+  seq_ = static_cast<std::uint8_t>(f.last_sequence_id + 1);
+  switch (state_) {
+    case State::kAwaitHandshakeResponse:
+      handle_handshake_response(f.payload, done);
+      break;
+    case State::kAwaitAuthSwitchResponse:
+      handle_auth_switch_response(f.payload, done);
+      break;
+    case State::kCommand:
+      handle_command(f.payload, done);
+      break;
+    case State::kClosed:
+      break;
+  }
+  return true;
+}
+
+void ServerConnection::handle_handshake_response(std::string_view payload, const Done& done) {
+  auto decoded = decode_handshake_response(as_bytes(payload));
+  if (!decoded) return done(error_output(1043, "08S01", "Bad handshake", true));
+  if (std::holds_alternative<SslRequest>(*decoded)) {
+    // We never advertise CLIENT_SSL; a client that insists gets a clear refusal.
+    return done(
+        error_output(1043, "08S01", "SSL connection error: ticketd does not offer TLS yet", true));
+  }
+  const auto& r = std::get<HandshakeResponse41>(*decoded);
+  if ((r.capabilities & kClientProtocol41) == 0) {
+    return done(error_output(1043, "08S01", "Bad handshake: protocol 4.1 is required", true));
+  }
+  client_caps_ = r.capabilities & server_caps_;
+  multi_statements_ = (client_caps_ & kClientMultiStatements) != 0;
+  pending_user_ = r.username;
+  pending_database_ = r.database;
+  const bool native = !r.auth_plugin_name || r.auth_plugin_name->empty() ||
+                      *r.auth_plugin_name == kNativePasswordPlugin;
+  if (!native) {
+    // caching_sha2_password, sha256_password, ...: ask for mysql_native_password instead.
+    Output o;
+    append(o.bytes, to_payload(native_password_switch(scramble_)));
+    state_ = State::kAwaitAuthSwitchResponse;
+    return done(std::move(o));
+  }
+  finish_auth(r.auth_response, done);
+}
+
+void ServerConnection::handle_auth_switch_response(std::string_view payload, const Done& done) {
+  finish_auth(decode_auth_switch_response(as_bytes(payload)), done);
+}
+
+void ServerConnection::finish_auth(std::string_view token, const Done& done) {
+  auto user = users_.find(pending_user_);
+  const bool ok = !pending_user_.empty() && user != users_.end() &&
+                  verify_native_password(user->second, scramble_, as_bytes(token));
+  if (!ok) {
+    if (hooks_.on_auth_failure) hooks_.on_auth_failure();
+    return done(error_output(kErAccessDenied, "28000",
+                             "Access denied for user '" + pending_user_ + "'@'" + session_.host +
+                                 "' (using password: " + (token.empty() ? "NO" : "YES") + ")",
+                             true));
+  }
+  if (pending_database_ && !pending_database_->empty()) {
+    if (*pending_database_ != executor_.settings().database &&
+        *pending_database_ != "information_schema") {
+      return done(
+          error_output(kErBadDb, "42000", "Unknown database '" + *pending_database_ + "'", true));
+    }
+    session_.database = *pending_database_;
+  }
+  session_.user = pending_user_;
+  state_ = State::kCommand;
+  decoder_.set_max_allowed_packet(executor_.settings().max_allowed_packet);
+  Output o;
+  append_ok(o.bytes, OkResult{});
+  done(std::move(o));
+}
+
+void ServerConnection::handle_command(std::string_view payload, const Done& done) {
+  if (payload.empty())
+    return done(error_output(kErUnknownComError, "08S01", "Unknown command", false));
+  const auto command = static_cast<std::uint8_t>(payload[0]);
+  switch (command) {
+    case kComQuit:
+      state_ = State::kClosed;
+      return done(Output{{}, true});
+    case kComPing: {
+      Output o;
+      append_ok(o.bytes, OkResult{});
+      return done(std::move(o));
+    }
+    case kComInitDb: {
+      auto init = decode_com_init_db(as_bytes(payload));
+      if (!init) return done(error_output(kErParse, "42000", "malformed COM_INIT_DB", false));
+      sql::Use use{init->schema};
+      executor_.execute(session_, sql::Statement{use}, [this, done](QueryResult r) {
+        Output o;
+        append_result(o.bytes, r, false, 0);
+        done(std::move(o));
+      });
+      return;
+    }
+    case kComQuery: {
+      auto q = decode_com_query(as_bytes(payload));
+      if (!q) return done(error_output(kErParse, "42000", "malformed COM_QUERY", false));
+      auto parts = sql::split_statements(q->query);
+      std::vector<std::string> statements(parts.begin(), parts.end());
+      if (statements.empty()) statements.emplace_back(q->query);
+      if (statements.size() > 1 && !multi_statements_) {
+        // Without CLIENT_MULTI_STATEMENTS, "a; b" is one malformed statement, as in mysqld.
+        statements = {q->query};
+      }
+      return run_queries(std::move(statements), 0, false, {}, done);
+    }
+    case kComFieldList:
+      return field_list(payload, done);
+    case kComStatistics: {
+      Output o;
+      append(o.bytes, "Uptime: 0  Threads: 1  Questions: " + std::to_string(session_.queries) +
+                          "  Slow queries: 0  Opens: 0  Open tables: 0  Queries per second avg: "
+                          "0.000");
+      return done(std::move(o));
+    }
+    case kComSetOption: {
+      auto opt = decode_com_set_option(as_bytes(payload));
+      if (!opt || opt->option > kMysqlOptionMultiStatementsOff) {
+        return done(error_output(kErUnknownComError, "08S01", "Unknown command", false));
+      }
+      multi_statements_ = opt->option == kMysqlOptionMultiStatementsOn;
+      Output o;
+      // mysqld answers COM_SET_OPTION with an EOF packet (an OK when EOF is deprecated).
+      if (client_caps_ & kClientDeprecateEof) {
+        append_ok(o.bytes, OkResult{});
+      } else {
+        append(o.bytes, to_payload(EofPacket{0, status_flags()}, client_caps_));
+      }
+      return done(std::move(o));
+    }
+    case kComResetConnection: {
+      SessionState fresh;
+      fresh.connection_id = session_.connection_id;
+      fresh.user = session_.user;
+      fresh.host = session_.host;
+      fresh.database = session_.database;
+      session_ = std::move(fresh);
+      statements_.clear();
+      Output o;
+      append_ok(o.bytes, OkResult{});
+      return done(std::move(o));
+    }
+    case kComStmtPrepare:
+      return prepare(payload, done);
+    case kComStmtExecute:
+      return execute_prepared(payload, done);
+    case kComStmtClose: {
+      // No reply, by protocol. Closing an unknown id is silently ignored, as in mysqld.
+      if (auto c = decode_stmt_close(as_bytes(payload))) statements_.erase(c->statement_id);
+      return done(Output{});
+    }
+    case kComStmtReset: {
+      auto r = decode_stmt_reset(as_bytes(payload));
+      auto it = r ? statements_.find(r->statement_id) : statements_.end();
+      if (it == statements_.end()) {
+        return done(error_output(kErUnknownStmtHandler, "HY000",
+                                 "Unknown prepared statement handler given to mysqld_stmt_reset",
+                                 false));
+      }
+      for (auto& d : it->second.long_data) d.reset();
+      Output o;
+      append_ok(o.bytes, OkResult{});
+      return done(std::move(o));
+    }
+    case kComStmtSendLongData: {
+      // No reply, by protocol; the data joins the parameter at the next execute.
+      auto d = decode_stmt_send_long_data(as_bytes(payload));
+      if (d) {
+        auto it = statements_.find(d->statement_id);
+        if (it != statements_.end() && d->param_id < it->second.num_params) {
+          auto& slot = it->second.long_data[d->param_id];
+          if (!slot) slot.emplace();
+          if (slot->size() + d->data.size() <= executor_.settings().max_allowed_packet) {
+            slot->append(d->data);
+          }
+        }
+      }
+      return done(Output{});
+    }
+    default:
+      return done(error_output(kErUnknownComError, "08S01", "Unknown command", false));
+  }
+}
+
+void ServerConnection::run_queries(std::vector<std::string> statements, std::size_t index,
+                                   bool binary, std::string out, const Done& done) {
+  const std::string sql = statements[index];
+  executor_.execute(session_, std::string_view(sql),
+                    [this, statements = std::move(statements), index, binary, out = std::move(out),
+                     done](QueryResult r) mutable {
+                      const bool last = index + 1 == statements.size();
+                      const bool failed = std::holds_alternative<ErrResult>(r);
+                      // Later results follow: say so, until the last one or an error.
+                      append_result(out, r, binary, last || failed ? 0 : kServerMoreResultsExists);
+                      if (last || failed) return done(Output{std::move(out), false});
+                      run_queries(std::move(statements), index + 1, binary, std::move(out), done);
+                    });
+}
+
+void ServerConnection::field_list(std::string_view payload, const Done& done) {
+  auto f = decode_com_field_list(as_bytes(payload));
+  if (!f) return done(error_output(kErParse, "42000", "malformed COM_FIELD_LIST", false));
+  sql::ShowColumns show;
+  show.table.name = f->table;
+  executor_.execute(session_, sql::Statement{show}, [this, done, table = f->table](QueryResult r) {
+    Output o;
+    if (std::holds_alternative<ErrResult>(r)) {
+      append_result(o.bytes, r, false, 0);
+      return done(std::move(o));
+    }
+    // The mariadb CLI asks for the columns of every table for tab completion.
+    std::vector<Column> cols{{"id", ColumnKind::kUnsignedBigint, table},
+                             {"stub", ColumnKind::kVarString, table}};
+    for (const auto& d : to_definitions(cols)) {
+      std::string p;
+      PacketWriter w(p);
+      encode(d, w);
+      w.lenenc_string("");  // default value, present only in COM_FIELD_LIST replies
+      append(o.bytes, p);
+    }
+    if (client_caps_ & kClientDeprecateEof) {
+      std::string p;
+      PacketWriter w(p);
+      encode_ok_as_eof(OkPacket{0, 0, status_flags(), 0, {}}, client_caps_, w);
+      append(o.bytes, p);
+    } else {
+      append(o.bytes, to_payload(EofPacket{0, status_flags()}, client_caps_));
+    }
+    done(std::move(o));
+  });
+}
+
+void ServerConnection::prepare(std::string_view payload, const Done& done) {
+  auto p = decode_stmt_prepare(as_bytes(payload));
+  if (!p) return done(error_output(kErParse, "42000", "malformed COM_STMT_PREPARE", false));
+  if (statements_.size() >= executor_.settings().max_prepared_stmt_count) {
+    return done(error_output(kErMaxPreparedStmtCount, "42000",
+                             "Can't create more than max_prepared_stmt_count statements "
+                             "(current value: " +
+                                 std::to_string(executor_.settings().max_prepared_stmt_count) + ")",
+                             false));
+  }
+  PreparedStatement ps;
+  ps.sql = p->query;
+  const auto n = sql::count_placeholders(ps.sql);
+  if (n > 65535)
+    return done(
+        error_output(1390, "HY000", "Prepared statement contains too many placeholders", false));
+  ps.num_params = static_cast<std::uint16_t>(n);
+  ps.long_data.resize(ps.num_params);
+  // Recognize with a stand-in for each `?` so syntax errors surface at prepare time, and so a
+  // SELECT can describe its columns.
+  auto probe = sql::recognize(
+      sql::substitute_placeholders(ps.sql, std::vector<std::string>(ps.num_params, "1")));
+  if (const auto* u = std::get_if<sql::Unrecognized>(&probe)) {
+    Output o;
+    executor_.execute(session_, probe,
+                      [this, &o](QueryResult r) { append_result(o.bytes, r, false, 0); });
+    (void)u;
+    return done(std::move(o));
+  }
+  if (const auto* sel = std::get_if<sql::Select>(&probe)) {
+    for (const auto& item : sel->items) {
+      Column c{item.column_name(), ColumnKind::kVarString, {}};
+      if (item.kind == sql::SelectItemKind::kLastInsertId ||
+          item.kind == sql::SelectItemKind::kNextValue ||
+          item.kind == sql::SelectItemKind::kConnectionId) {
+        c.kind = ColumnKind::kUnsignedBigint;
+      }
+      ps.columns.push_back(definition(c, executor_.settings().database));
+    }
+  } else if (std::holds_alternative<sql::SelectNextBlock>(probe)) {
+    ps.columns.push_back(definition(Column{"nextval", ColumnKind::kUnsignedBigint, {}},
+                                    executor_.settings().database));
+  }
+  const auto id = next_statement_id_++;
+  Output o;
+  for (const auto& packet :
+       encode_prepare_response(id, ps.num_params, ps.columns, client_caps_, status_flags())) {
+    append(o.bytes, packet);
+  }
+  statements_.emplace(id, std::move(ps));
+  done(std::move(o));
+}
+
+void ServerConnection::execute_prepared(std::string_view payload, const Done& done) {
+  if (payload.size() < 5) {
+    return done(error_output(kErParse, "42000", "malformed COM_STMT_EXECUTE", false));
+  }
+  const std::uint32_t id = static_cast<std::uint8_t>(payload[1]) |
+                           static_cast<std::uint32_t>(static_cast<std::uint8_t>(payload[2])) << 8 |
+                           static_cast<std::uint32_t>(static_cast<std::uint8_t>(payload[3])) << 16 |
+                           static_cast<std::uint32_t>(static_cast<std::uint8_t>(payload[4])) << 24;
+  auto it = statements_.find(id);
+  if (it == statements_.end()) {
+    return done(error_output(kErUnknownStmtHandler, "HY000",
+                             "Unknown prepared statement handler (" + std::to_string(id) +
+                                 ") given to mysqld_stmt_execute",
+                             false));
+  }
+  auto& ps = it->second;
+  auto exec = decode_stmt_execute(as_bytes(payload), ps.num_params, ps.param_types, ps.long_data);
+  if (!exec) {
+    return done(error_output(kErWrongArguments, "HY000",
+                             "Incorrect arguments to mysqld_stmt_execute", false));
+  }
+  std::vector<std::string> literals;
+  literals.reserve(exec->params.size());
+  for (const auto& v : exec->params) literals.push_back(to_sql_literal(v));
+  for (auto& d : ps.long_data) d.reset();  // long data is consumed by one execute
+  std::string sql = sql::substitute_placeholders(ps.sql, literals);
+  run_queries({std::move(sql)}, 0, true, {}, done);
+}
+
+}  // namespace ticketd::mysql

@@ -1,0 +1,115 @@
+// The MySQL protocol decisions for one connection: bytes in, bytes out, no socket.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "server/mysql/protocol/auth.h"
+#include "server/mysql/protocol/column_definition.h"
+#include "server/mysql/protocol/constants.h"
+#include "server/mysql/protocol/framing.h"
+#include "server/mysql/query_executor.h"
+#include "server/mysql/session_state.h"
+
+namespace ticketd::mysql {
+
+/// Accounts allowed to log in: user name -> SHA1(SHA1(password)), so the plaintext need not be
+/// kept after start-up (the same form MySQL stores for mysql_native_password).
+using UserTable = std::unordered_map<std::string, Sha1Digest>;
+
+/// Observes what a connection does, for metrics and logs. Every member may be empty.
+struct ConnectionHooks {
+  std::function<void()> on_auth_failure;
+  std::function<void(std::uint16_t error_code)> on_error;
+};
+
+/// Runs the connection phase (greeting, HandshakeResponse41, optional AuthSwitch to
+/// mysql_native_password) and the command phase (COM_QUERY with multi-statements, COM_STMT_*,
+/// COM_PING, ...). Feed it received bytes; each complete packet is answered through a callback,
+/// because statements that take tickets complete later, on the engine's thread.
+///
+/// It owns the session state and the prepared statements of the connection. Not thread-safe:
+/// the session calls it from its strand, one packet at a time.
+class ServerConnection {
+ public:
+  struct Output {
+    std::string bytes;   // framed packets to send, possibly empty
+    bool close = false;  // close the connection after sending
+  };
+  using Done = std::function<void(Output)>;
+
+  ServerConnection(const QueryExecutor& executor, const UserTable& users,
+                   std::uint32_t connection_id, std::string peer_host, ConnectionHooks hooks = {});
+
+  /// The HandshakeV10 greeting, framed with sequence id 0.
+  [[nodiscard]] std::string greeting();
+  void feed(std::string_view bytes) { decoder_.feed(bytes); }
+  /// Answers the next complete packet through `done` (exactly once, maybe later) and returns
+  /// true; returns false without calling `done` when more bytes are needed.
+  bool process_next(const Done& done);
+
+  [[nodiscard]] bool authenticated() const { return state_ == State::kCommand; }
+  [[nodiscard]] const SessionState& session() const { return session_; }
+  /// Bytes buffered but not yet answered (for the session's memory accounting).
+  [[nodiscard]] std::size_t buffered() const { return decoder_.buffered(); }
+
+  /// Packets larger than this are refused before authentication.
+  static constexpr std::size_t kPreAuthMaxPacket = 64 * 1024;
+
+ private:
+  enum class State { kAwaitHandshakeResponse, kAwaitAuthSwitchResponse, kCommand, kClosed };
+
+  struct PreparedStatement {
+    std::string sql;
+    std::uint16_t num_params = 0;
+    std::vector<std::uint16_t> param_types;  // sent only on the first execute: remembered
+    std::vector<std::optional<std::string>> long_data;
+    std::vector<ColumnDefinition41> columns;
+  };
+
+  void handle_handshake_response(std::string_view payload, const Done& done);
+  void handle_auth_switch_response(std::string_view payload, const Done& done);
+  void finish_auth(std::string_view token, const Done& done);
+  void handle_command(std::string_view payload, const Done& done);
+  void run_queries(std::vector<std::string> statements, std::size_t index, bool binary,
+                   std::string out, const Done& done);
+  void prepare(std::string_view payload, const Done& done);
+  void execute_prepared(std::string_view payload, const Done& done);
+  void field_list(std::string_view payload, const Done& done);
+
+  // Encoders: append framed packets to `out` using the running sequence id.
+  void append(std::string& out, std::string_view payload);
+  void append_ok(std::string& out, const OkResult& ok, std::uint16_t extra_status = 0);
+  void append_err(std::string& out, std::uint16_t code, std::string_view state,
+                  std::string_view message);
+  void append_result(std::string& out, const QueryResult& result, bool binary,
+                     std::uint16_t extra_status);
+  [[nodiscard]] Output error_output(std::uint16_t code, std::string_view state,
+                                    std::string_view message, bool close);
+  [[nodiscard]] std::uint16_t status_flags() const;
+  [[nodiscard]] std::vector<ColumnDefinition41> to_definitions(
+      const std::vector<Column>& columns) const;
+
+  const QueryExecutor& executor_;
+  const UserTable& users_;
+  ConnectionHooks hooks_;
+  FrameDecoder decoder_;
+  State state_ = State::kAwaitHandshakeResponse;
+  Capabilities server_caps_;
+  Capabilities client_caps_ = 0;
+  Scramble scramble_{};
+  std::string pending_user_;
+  std::optional<std::string> pending_database_;
+  std::uint8_t seq_ = 0;
+  bool multi_statements_ = false;
+  SessionState session_;
+  std::map<std::uint32_t, PreparedStatement> statements_;
+  std::uint32_t next_statement_id_ = 1;
+};
+
+}  // namespace ticketd::mysql

@@ -1,0 +1,48 @@
+// Per-connection state of the MySQL front end.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ticketd::mysql {
+
+/// Server-wide settings the front end reports and enforces.
+struct ServerSettings {
+  std::string database = "tickets";
+  std::string version = "8.0.36-ticketd";  // parses as a modern MySQL for drivers that branch
+  std::string version_comment = "ticketd durable ticket server";
+  std::uint64_t auto_increment_increment = 1;
+  std::uint64_t auto_increment_offset = 1;
+  std::uint64_t default_cache = 1000;
+  std::uint32_t max_allowed_packet = 16 * 1024 * 1024;
+  std::uint32_t wait_timeout_s = 28800;
+  std::uint32_t max_connections = 10000;
+  std::uint32_t max_prepared_stmt_count = 16382;
+  std::uint64_t max_block = 1000000;  // largest SELECT NEXT n VALUES / multi-row insert
+};
+
+struct Warning {
+  std::string level;  // "Note", "Warning", "Error"
+  std::uint16_t code = 0;
+  std::string message;
+};
+
+/// What one connection remembers between statements. Owned by the session; not shared.
+struct SessionState {
+  std::uint32_t connection_id = 0;
+  std::string user;
+  std::string host;
+  std::string database;  // current database; empty when none selected
+  bool autocommit = true;
+  bool in_transaction = false;
+  std::uint64_t last_insert_id = 0;
+  std::map<std::string, std::string> variables;       // session overrides, lower-case names
+  std::map<std::string, std::string> user_variables;  // @name
+  std::map<std::string, std::uint64_t> last_values;   // LASTVAL(s) per sequence
+  std::vector<Warning> warnings;                      // of the previous statement
+  std::uint64_t queries = 0;
+};
+
+}  // namespace ticketd::mysql

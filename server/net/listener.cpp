@@ -1,0 +1,64 @@
+#include "server/net/listener.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+namespace ticketd::net {
+
+Listener::Listener(asio::io_context& ioc, std::string name, OnAccept on_accept)
+    : ioc_(ioc), name_(std::move(name)), on_accept_(std::move(on_accept)), acceptor_(ioc) {}
+
+DetailedResult<std::unique_ptr<Listener>> Listener::bind(asio::io_context& ioc,
+                                                         const std::string& host,
+                                                         std::uint16_t port, std::string name,
+                                                         OnAccept on_accept) {
+  std::unique_ptr<Listener> l(new Listener(ioc, std::move(name), std::move(on_accept)));
+  boost::system::error_code ec;
+  const std::string where = l->name_ + " listen address " + host + ":" + std::to_string(port);
+  auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
+  if (ec) return Error{ec, where + ": " + ec.message()};
+  tcp::endpoint endpoint(address, port);
+  if (l->acceptor_.open(endpoint.protocol(), ec); ec) return Error{ec, where + ": " + ec.message()};
+  if (l->acceptor_.set_option(tcp::acceptor::reuse_address(true), ec); ec) {
+    return Error{ec, where + ": " + ec.message()};
+  }
+  if (l->acceptor_.bind(endpoint, ec); ec) return Error{ec, where + ": " + ec.message()};
+  if (l->acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec) {
+    return Error{ec, where + ": " + ec.message()};
+  }
+  l->port_ = l->acceptor_.local_endpoint().port();
+  return l;
+}
+
+void Listener::start() {
+  log::info(name_ + " listening on " + acceptor_.local_endpoint().address().to_string() + ":" +
+            std::to_string(port_));
+  asio::co_spawn(acceptor_.get_executor(), accept_loop(), log_on_exit(name_ + " listener"));
+}
+
+void Listener::stop() {
+  asio::post(acceptor_.get_executor(), [this] {
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);  // ends accept_loop with operation_aborted
+  });
+}
+
+asio::awaitable<void> Listener::accept_loop() {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(ioc_), use_nothrow);
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
+    if (ec) {
+      // Out of file descriptors and the like: back off briefly instead of spinning.
+      log::warn(name_ + " accept failed: " + ec.message());
+      asio::steady_timer t(acceptor_.get_executor(), std::chrono::milliseconds(50));
+      co_await t.async_wait(use_nothrow);
+      continue;
+    }
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    on_accept_(std::move(socket));
+  }
+}
+
+}  // namespace ticketd::net

@@ -1,0 +1,43 @@
+// Accepts TCP connections on one address and hands each to a session factory.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "server/base/result.h"
+#include "server/net/asio_support.h"
+
+namespace ticketd::net {
+
+/// One listening socket. The accept loop runs as a coroutine on the io_context; each accepted
+/// socket goes to `on_accept`, which spawns the front end's session on its own strand.
+/// Thread safety: start() and stop() are called by the owner (the daemon) only.
+class Listener {
+ public:
+  using OnAccept = std::function<void(tcp::socket)>;
+
+  /// Binds and listens; the error names the address (for example "address already in use").
+  [[nodiscard]] static DetailedResult<std::unique_ptr<Listener>> bind(asio::io_context& ioc,
+                                                                      const std::string& host,
+                                                                      std::uint16_t port,
+                                                                      std::string name,
+                                                                      OnAccept on_accept);
+  void start();
+  /// Stops accepting; already accepted sessions are not touched.
+  void stop();
+  [[nodiscard]] std::uint16_t port() const { return port_; }
+
+ private:
+  Listener(asio::io_context& ioc, std::string name, OnAccept on_accept);
+  asio::awaitable<void> accept_loop();
+
+  asio::io_context& ioc_;
+  std::string name_;
+  OnAccept on_accept_;
+  tcp::acceptor acceptor_;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace ticketd::net

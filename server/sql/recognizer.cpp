@@ -1,0 +1,1477 @@
+#include "server/sql/recognizer.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "server/sql/lexer.h"
+
+namespace ticketd::sql {
+namespace {
+
+bool is_one_of(const Token& t, std::initializer_list<std::string_view> keywords) {
+  return std::any_of(keywords.begin(), keywords.end(),
+                     [&](std::string_view k) { return t.is_keyword(k); });
+}
+
+std::optional<std::uint64_t> parse_uint(std::string_view digits) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
+
+// Magnitude `digits` with an optional minus sign, checked against the int64 range.
+std::optional<std::int64_t> to_int64(std::string_view digits, bool negative) {
+  const std::optional<std::uint64_t> magnitude = parse_uint(digits);
+  if (!magnitude) return std::nullopt;
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (!negative) {
+    if (*magnitude > kMax) return std::nullopt;
+    return static_cast<std::int64_t>(*magnitude);
+  }
+  if (*magnitude > kMax + 1) return std::nullopt;
+  if (*magnitude == kMax + 1) return std::numeric_limits<std::int64_t>::min();
+  return -static_cast<std::int64_t>(*magnitude);
+}
+
+std::string_view trim_statement_end(std::string_view s) {
+  while (!s.empty() && (s.back() == ';' || s.back() == ' ' || s.back() == '\t' ||
+                        s.back() == '\n' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+VariableScope scope_from_prefix(std::string_view prefix) {
+  if (prefix == "global") return VariableScope::kGlobal;
+  if (prefix == "session" || prefix == "local") return VariableScope::kSession;
+  return VariableScope::kDefault;
+}
+
+// A cursor over the tokens of one statement. Errors are sticky: the first one recorded is the one
+// reported, and parse functions may keep going and return finish(), which returns it.
+class Parser {
+ public:
+  explicit Parser(std::string_view sql) : sql_(sql), tokens_(tokenize(sql)) {}
+
+  [[nodiscard]] const std::vector<Token>& tokens() const { return tokens_; }
+  [[nodiscard]] std::size_t position() const { return pos_; }
+  void seek(std::size_t pos) { pos_ = std::min(pos, tokens_.size() - 1); }
+  [[nodiscard]] bool ok() const { return !error_.has_value(); }
+
+  [[nodiscard]] const Token& peek(std::size_t ahead = 0) const {
+    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
+  }
+  const Token& advance() {
+    const Token& t = peek();
+    if (pos_ + 1 < tokens_.size()) ++pos_;
+    return t;
+  }
+  [[nodiscard]] bool at_keyword(std::string_view keyword, std::size_t ahead = 0) const {
+    return peek(ahead).is_keyword(keyword);
+  }
+  [[nodiscard]] bool at_operator(std::string_view op, std::size_t ahead = 0) const {
+    return peek(ahead).is_operator(op);
+  }
+  bool accept_keyword(std::string_view keyword) {
+    if (!at_keyword(keyword)) return false;
+    advance();
+    return true;
+  }
+  // All of `keywords`, in order, or nothing is consumed.
+  bool accept_keywords(std::initializer_list<std::string_view> keywords) {
+    std::size_t i = 0;
+    for (std::string_view k : keywords) {
+      if (!at_keyword(k, i++)) return false;
+    }
+    seek(pos_ + keywords.size());
+    return true;
+  }
+  bool accept_operator(std::string_view op) {
+    if (!at_operator(op)) return false;
+    advance();
+    return true;
+  }
+  [[nodiscard]] bool at_assignment(std::size_t ahead = 0) const {
+    return at_operator("=", ahead) || at_operator(":=", ahead);
+  }
+  [[nodiscard]] bool at_statement_end() const {
+    for (std::size_t i = pos_; i < tokens_.size(); ++i) {
+      if (tokens_[i].kind == TokenKind::kEnd) return true;
+      if (!tokens_[i].is_operator(";")) return false;
+    }
+    return true;
+  }
+
+  // ---- errors ----
+
+  // Records a syntax error at the current token (unless an error is already recorded) and
+  // returns the recorded error.
+  Unrecognized fail() {
+    if (!error_) {
+      const Token& t = peek();
+      error_ = Unrecognized{UnrecognizedKind::kSyntaxError, std::string(sql_.substr(t.offset)),
+                            line_of(t.offset)};
+    }
+    return *error_;
+  }
+  Unrecognized unsupported(std::string what) { return unsupported(std::move(what), peek().offset); }
+  // The statement from token `first` on is taken to be valid MySQL that ticketd does not
+  // support, unless it is visibly malformed: unbalanced parentheses, a dangling operator
+  // (`SELECT 1 +`) or a second statement after ';'. Those are syntax errors.
+  Unrecognized unsupported_from(std::size_t first) {
+    int depth = 0;
+    const Token* last = nullptr;
+    for (std::size_t i = first; i < tokens_.size(); ++i) {
+      const Token& t = tokens_[i];
+      if (t.kind == TokenKind::kEnd) break;
+      if (t.is_operator(";")) {
+        while (tokens_[i].is_operator(";")) ++i;
+        if (tokens_[i].kind == TokenKind::kEnd) break;
+        seek(i);
+        return fail();
+      }
+      if (t.is_operator("(")) ++depth;
+      if (t.is_operator(")") && --depth < 0) {
+        seek(i);
+        return fail();
+      }
+      last = &t;
+    }
+    if (depth > 0 || (last != nullptr && last->kind == TokenKind::kOperator &&
+                      !last->is_operator(")") && !last->is_operator("*"))) {
+      seek(tokens_.size() - 1);
+      return fail();
+    }
+    return unsupported(std::string(trim_statement_end(sql_.substr(tokens_[first].offset))),
+                       tokens_[first].offset);
+  }
+  // Accepts trailing ';'s, requires the end of input and returns `s` or the recorded error.
+  Statement finish(Statement s) {
+    if (ok()) {
+      while (accept_operator(";")) {
+      }
+      if (peek().kind != TokenKind::kEnd) fail();
+    }
+    if (error_) return *error_;
+    return s;
+  }
+
+  // ---- values: these consume nothing and record no error when the value is not there ----
+
+  std::optional<std::string> identifier() {
+    const Token& t = peek();
+    if (t.kind != TokenKind::kWord && t.kind != TokenKind::kQuotedIdentifier) return std::nullopt;
+    return advance().value;
+  }
+  std::optional<TableName> table_name() {
+    std::optional<std::string> first = identifier();
+    if (!first) return std::nullopt;
+    if (at_operator(".") &&
+        (peek(1).kind == TokenKind::kWord || peek(1).kind == TokenKind::kQuotedIdentifier)) {
+      advance();
+      return TableName{std::move(*first), *identifier()};
+    }
+    return TableName{"", std::move(*first)};
+  }
+  std::optional<std::vector<TableName>> table_names() {
+    std::vector<TableName> names;
+    do {
+      std::optional<TableName> name = table_name();
+      if (!name) return std::nullopt;
+      names.push_back(std::move(*name));
+    } while (accept_operator(","));
+    return names;
+  }
+  std::optional<std::string> string_literal() {
+    if (peek().kind != TokenKind::kString) return std::nullopt;
+    return advance().value;
+  }
+  // Charset and collation names, aliases, engine names: word, `quoted` or 'string'.
+  std::optional<std::string> name_or_string() {
+    if (std::optional<std::string> s = string_literal()) return s;
+    return identifier();
+  }
+  std::optional<std::uint64_t> unsigned_integer() {
+    if (peek().kind != TokenKind::kNumber) return std::nullopt;
+    std::optional<std::uint64_t> v = parse_uint(peek().text);
+    if (v) advance();
+    return v;
+  }
+  std::optional<std::int64_t> signed_integer() {
+    const std::size_t start = pos_;
+    bool negative = false;
+    while (at_operator("-") || at_operator("+")) negative ^= advance().text == "-";
+    std::optional<std::int64_t> v;
+    if (peek().kind == TokenKind::kNumber) v = to_int64(peek().text, negative);
+    if (!v) {
+      seek(start);
+      return std::nullopt;
+    }
+    advance();
+    return v;
+  }
+  // [-]number, 'string', NULL, TRUE, FALSE; with `words`, also DEFAULT and bare words (ON).
+  std::optional<Literal> literal(bool words) {
+    const std::size_t start = pos_;
+    Literal lit;
+    if (peek().kind == TokenKind::kString) {
+      lit.kind = LiteralKind::kString;
+      lit.text = advance().value;
+      return lit;
+    }
+    if (accept_keyword("NULL")) return lit;
+    if (at_keyword("TRUE") || at_keyword("FALSE")) {
+      lit.kind = LiteralKind::kInteger;
+      lit.integer = advance().is_keyword("TRUE") ? 1 : 0;
+      lit.text = std::to_string(lit.integer);
+      return lit;
+    }
+    bool negative = false;
+    while (at_operator("-") || at_operator("+")) negative ^= advance().text == "-";
+    if (peek().kind == TokenKind::kNumber) {
+      const std::string_view digits = advance().text;
+      lit.text = negative ? "-" + std::string(digits) : std::string(digits);
+      if (std::optional<std::int64_t> v = to_int64(digits, negative)) {
+        lit.kind = LiteralKind::kInteger;
+        lit.integer = *v;
+      } else {
+        lit.kind = LiteralKind::kDecimal;
+      }
+      return lit;
+    }
+    if (pos_ == start && words && peek().kind == TokenKind::kWord && !at_operator("(", 1)) {
+      lit.kind = at_keyword("DEFAULT") ? LiteralKind::kDefault : LiteralKind::kWord;
+      lit.text = advance().text;
+      return lit;
+    }
+    seek(start);
+    return std::nullopt;
+  }
+
+  // ---- skipping ----
+
+  // One expression: the tokens up to a top-level ',', ')' or ';', the end, or one of
+  // `stop_keywords`. Returns its text; an empty or unbalanced expression is a syntax error.
+  std::optional<std::string_view> expression(
+      std::initializer_list<std::string_view> stop_keywords = {}) {
+    const std::size_t begin = pos_;
+    int depth = 0;
+    for (;;) {
+      const Token& t = peek();
+      if (t.kind == TokenKind::kEnd) break;
+      if (depth == 0 && (t.is_operator(",") || t.is_operator(")") || t.is_operator(";") ||
+                         is_one_of(t, stop_keywords))) {
+        break;
+      }
+      if (t.is_operator("(")) ++depth;
+      if (t.is_operator(")")) --depth;
+      advance();
+    }
+    if (depth > 0 || pos_ == begin) {
+      fail();
+      return std::nullopt;
+    }
+    return text(begin, pos_);
+  }
+  // At '(': consumes through the matching ')'.
+  bool skip_group() {
+    if (!accept_operator("(")) return fail(), false;
+    int depth = 1;
+    while (depth > 0) {
+      if (peek().kind == TokenKind::kEnd) return fail(), false;
+      if (at_operator("(")) ++depth;
+      if (at_operator(")")) --depth;
+      advance();
+    }
+    return true;
+  }
+  // Consumes up to a top-level ',' or ')' (the end of a CREATE TABLE element).
+  bool skip_element_rest() {
+    while (!at_operator(",") && !at_operator(")")) {
+      if (peek().kind == TokenKind::kEnd) return fail(), false;
+      if (at_operator("(")) {
+        if (!skip_group()) return false;
+      } else {
+        advance();
+      }
+    }
+    return true;
+  }
+
+  // Source text from token `first` up to (not including) token `end`.
+  [[nodiscard]] std::string_view text(std::size_t first, std::size_t end) const {
+    if (end <= first) return {};
+    const std::size_t begin = tokens_[first].offset;
+    return sql_.substr(begin, tokens_[end - 1].end() - begin);
+  }
+
+ private:
+  Unrecognized unsupported(std::string what, std::size_t offset) {
+    if (!error_)
+      error_ = Unrecognized{UnrecognizedKind::kUnsupported, std::move(what), line_of(offset)};
+    return *error_;
+  }
+  [[nodiscard]] std::size_t line_of(std::size_t offset) const {
+    return 1 + static_cast<std::size_t>(std::count(
+                   sql_.begin(), sql_.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  }
+
+  std::string_view sql_;
+  std::vector<Token> tokens_;
+  std::size_t pos_ = 0;
+  std::optional<Unrecognized> error_;
+};
+
+// ---- shared clauses ---------------------------------------------------------------------------
+
+// LIMIT n | LIMIT offset, n | LIMIT n OFFSET offset (the LIMIT keyword already consumed).
+bool limit_clause(Parser& p, std::optional<std::uint64_t>& limit,
+                  std::optional<std::uint64_t>& offset) {
+  limit = p.unsigned_integer();
+  if (!limit) return p.fail(), false;
+  if (p.accept_operator(",")) {
+    offset = limit;
+    limit = p.unsigned_integer();
+  } else if (p.accept_keyword("OFFSET")) {
+    offset = p.unsigned_integer();
+    if (!offset) return p.fail(), false;
+  }
+  if (!limit) return p.fail(), false;
+  return true;
+}
+
+// [LIKE 'pattern' | WHERE col = 'v' [OR col = 'w' | OR col IN ('x', ...)] ...]. Connector/J 5.1
+// sends `SHOW VARIABLES WHERE Variable_name ='language' OR Variable_name = 'net_write_timeout' ...`
+// and MariaDB Connector/J `... WHERE Variable_name in ('max_allowed_packet', ...)`.
+bool show_filter(Parser& p, ShowFilter& filter) {
+  if (p.accept_keyword("LIKE")) {
+    filter.like = p.string_literal();
+    if (!filter.like) return p.fail(), false;
+    return true;
+  }
+  const std::size_t where = p.position();
+  if (!p.accept_keyword("WHERE")) return true;
+  filter.has_where = true;
+  const auto understood = [&]() {
+    do {
+      std::optional<std::string> column = p.identifier();
+      if (!column) return false;
+      if (filter.where_column.empty()) filter.where_column = *column;
+      if (!iequals(*column, filter.where_column)) return false;
+      if (p.accept_operator("=")) {
+        std::optional<std::string> value = p.string_literal();
+        if (!value) return false;
+        filter.where_values.push_back(std::move(*value));
+      } else if (p.accept_keyword("IN") && p.accept_operator("(")) {
+        do {
+          std::optional<std::string> value = p.string_literal();
+          if (!value) return false;
+          filter.where_values.push_back(std::move(*value));
+        } while (p.accept_operator(","));
+        if (!p.accept_operator(")")) return false;
+      } else {
+        return false;
+      }
+    } while (p.accept_keyword("OR"));
+    return p.at_statement_end();
+  };
+  if (!understood()) {
+    p.unsupported_from(where);
+    return false;
+  }
+  return true;
+}
+
+// [FROM|IN db]
+bool from_schema(Parser& p, std::string& schema) {
+  if (!p.accept_keyword("FROM") && !p.accept_keyword("IN")) return true;
+  std::optional<std::string> name = p.identifier();
+  if (!name) return p.fail(), false;
+  schema = std::move(*name);
+  return true;
+}
+
+// ---- INSERT / REPLACE / UPDATE ----------------------------------------------------------------
+
+// One parenthesized row of VALUES; `()` is an empty row.
+bool values_row(Parser& p, std::vector<std::string>& row) {
+  if (!p.accept_operator("(")) return p.fail(), false;
+  if (p.accept_operator(")")) return true;
+  do {
+    std::optional<std::string_view> value = p.expression();
+    if (!value) return false;
+    row.emplace_back(*value);
+  } while (p.accept_operator(","));
+  if (!p.accept_operator(")")) return p.fail(), false;
+  return true;
+}
+
+Statement parse_insert(Parser& p, bool is_replace) {
+  const std::size_t start = p.position() - 1;
+  InsertTicket s;
+  s.is_replace = is_replace;
+  while (p.accept_keyword("LOW_PRIORITY") || p.accept_keyword("DELAYED") ||
+         p.accept_keyword("HIGH_PRIORITY")) {
+  }
+  s.is_ignore = p.accept_keyword("IGNORE");
+  p.accept_keyword("INTO");
+  std::optional<TableName> table = p.table_name();
+  if (!table) return p.fail();
+  s.table = std::move(*table);
+  if (p.at_keyword("PARTITION")) return p.unsupported_from(start);
+  if (p.at_operator("(") && !p.at_keyword("SELECT", 1) && !p.at_keyword("WITH", 1)) {
+    p.advance();
+    if (!p.accept_operator(")")) {
+      do {
+        std::optional<std::string> column = p.identifier();
+        if (!column) return p.fail();
+        s.columns.push_back(std::move(*column));
+      } while (p.accept_operator(","));
+      if (!p.accept_operator(")")) return p.fail();
+    }
+  }
+  if (p.accept_keyword("VALUES") || p.accept_keyword("VALUE")) {
+    do {
+      s.values.emplace_back();
+      if (!values_row(p, s.values.back())) return p.fail();
+    } while (p.accept_operator(","));
+  } else if (s.columns.empty() && p.accept_keyword("SET")) {
+    s.values.emplace_back();
+    do {
+      std::optional<std::string> column = p.identifier();
+      if (!column || !p.accept_operator("=")) return p.fail();
+      s.columns.push_back(std::move(*column));
+      std::optional<std::string_view> value = p.expression({"ON"});
+      if (!value) return p.fail();
+      s.values.back().emplace_back(*value);
+    } while (p.accept_operator(","));
+  } else if (p.at_keyword("SELECT") || p.at_keyword("WITH") || p.at_keyword("TABLE") ||
+             p.at_operator("(")) {
+    return p.unsupported_from(start);
+  } else {
+    return p.fail();
+  }
+  s.rows = s.values.size();
+  if (p.at_keyword("AS")) return p.unsupported_from(start);
+  if (!is_replace && p.accept_keywords({"ON", "DUPLICATE", "KEY", "UPDATE"})) {
+    const std::size_t begin = p.position();
+    while (!p.at_statement_end()) p.advance();
+    if (p.position() == begin) return p.fail();
+    s.on_duplicate_key_update = std::string(p.text(begin, p.position()));
+  }
+  return p.finish(std::move(s));
+}
+
+// UPDATE t SET col = LAST_INSERT_ID(col + n) [WHERE c = v] [LIMIT 1]; other UPDATEs are
+// unsupported.
+Statement parse_update(Parser& p) {
+  const std::size_t start = p.position() - 1;
+  UpdateCounter s;
+  p.accept_keyword("LOW_PRIORITY");
+  p.accept_keyword("IGNORE");
+  std::optional<TableName> table = p.table_name();
+  if (!table) return p.fail();
+  s.table = std::move(*table);
+  if (!p.accept_keyword("SET")) return p.unsupported_from(start);
+  std::optional<std::string> column = p.identifier();
+  if (!column || !p.accept_operator("=") || !p.accept_keyword("LAST_INSERT_ID") ||
+      !p.accept_operator("(")) {
+    return p.unsupported_from(start);
+  }
+  std::optional<std::string> inner = p.identifier();
+  if (!inner || !iequals(*inner, *column)) return p.unsupported_from(start);
+  s.column = std::move(*column);
+  if (p.at_operator("+") || p.at_operator("-")) {
+    const bool minus = p.advance().text == "-";
+    std::optional<std::int64_t> delta = p.signed_integer();
+    if (!delta) return p.unsupported_from(start);
+    s.delta = minus ? -*delta : *delta;
+  }
+  if (!p.accept_operator(")")) return p.unsupported_from(start);
+  if (p.accept_keyword("WHERE")) {
+    ColumnEquals where;
+    std::optional<std::string> where_column = p.identifier();
+    std::optional<Literal> value;
+    if (where_column && p.accept_operator("=")) value = p.literal(false);
+    if (!value) return p.unsupported_from(start);
+    where.column = std::move(*where_column);
+    where.value = std::move(*value);
+    s.where = std::move(where);
+  }
+  if (p.accept_keyword("LIMIT")) {
+    std::optional<std::uint64_t> limit;
+    std::optional<std::uint64_t> offset;
+    if (!limit_clause(p, limit, offset)) return p.fail();
+  }
+  if (!p.at_statement_end()) return p.unsupported_from(start);
+  return p.finish(std::move(s));
+}
+
+// ---- SELECT ----------------------------------------------------------------------------------
+
+enum class FunctionArgs { kNone, kPrecision, kSequence, kSetval };
+
+// The functions a SELECT item may call: one row per function.
+struct SelectFunction {
+  std::string_view name;
+  SelectItemKind kind;
+  FunctionArgs args;
+  bool parens_optional;  // CURRENT_USER and the SQL-standard time functions
+};
+
+constexpr auto kSelectFunctions = std::to_array<SelectFunction>({
+    {"LAST_INSERT_ID", SelectItemKind::kLastInsertId, FunctionArgs::kNone, false},
+    {"DATABASE", SelectItemKind::kDatabase, FunctionArgs::kNone, false},
+    {"SCHEMA", SelectItemKind::kDatabase, FunctionArgs::kNone, false},
+    {"VERSION", SelectItemKind::kVersion, FunctionArgs::kNone, false},
+    {"USER", SelectItemKind::kUser, FunctionArgs::kNone, false},
+    {"SESSION_USER", SelectItemKind::kUser, FunctionArgs::kNone, false},
+    {"SYSTEM_USER", SelectItemKind::kUser, FunctionArgs::kNone, false},
+    {"CURRENT_USER", SelectItemKind::kCurrentUser, FunctionArgs::kNone, true},
+    {"CONNECTION_ID", SelectItemKind::kConnectionId, FunctionArgs::kNone, false},
+    {"NOW", SelectItemKind::kNow, FunctionArgs::kPrecision, false},
+    {"SYSDATE", SelectItemKind::kNow, FunctionArgs::kPrecision, false},
+    {"CURRENT_TIMESTAMP", SelectItemKind::kNow, FunctionArgs::kPrecision, true},
+    {"LOCALTIME", SelectItemKind::kNow, FunctionArgs::kPrecision, true},
+    {"LOCALTIMESTAMP", SelectItemKind::kNow, FunctionArgs::kPrecision, true},
+    {"UTC_TIMESTAMP", SelectItemKind::kUtcTimestamp, FunctionArgs::kPrecision, true},
+    {"NEXTVAL", SelectItemKind::kNextValue, FunctionArgs::kSequence, false},
+    {"LASTVAL", SelectItemKind::kLastValue, FunctionArgs::kSequence, false},
+    {"SETVAL", SelectItemKind::kSetValue, FunctionArgs::kSetval, false},
+});
+
+// Words that end a SELECT item rather than name it (`SELECT 1 FROM DUAL`, not alias "FROM").
+bool is_clause_keyword(const Token& t) {
+  return is_one_of(t, {"FROM", "LIMIT", "WHERE", "INTO", "UNION", "GROUP", "ORDER", "HAVING", "FOR",
+                       "LOCK", "WINDOW", "PROCEDURE", "EXCEPT", "INTERSECT"});
+}
+
+// Arguments of a known function, after its '('. Returns false when they are not a form ticketd
+// supports (the item is then reported as unsupported).
+bool function_args(Parser& p, const SelectFunction& f, SelectItem& item) {
+  switch (f.args) {
+    case FunctionArgs::kNone:
+      break;
+    case FunctionArgs::kPrecision:
+      if (p.peek().kind == TokenKind::kNumber) {
+        std::optional<std::uint64_t> digits = p.unsigned_integer();
+        if (!digits || *digits > 6) return false;
+        item.fractional_seconds = static_cast<unsigned>(*digits);
+      }
+      break;
+    case FunctionArgs::kSequence:
+    case FunctionArgs::kSetval: {
+      std::optional<TableName> sequence = p.table_name();
+      if (!sequence) return false;
+      item.sequence = std::move(*sequence);
+      if (f.args == FunctionArgs::kSequence) break;
+      if (!p.accept_operator(",")) return false;
+      std::optional<std::int64_t> value = p.signed_integer();
+      if (!value) return false;
+      item.setval_value = *value;
+      if (p.accept_operator(",")) {
+        std::optional<Literal> used = p.literal(false);
+        if (!used || used->kind != LiteralKind::kInteger) return false;
+        item.setval_is_used = used->integer != 0;
+        if (p.accept_operator(",")) {
+          std::optional<std::uint64_t> round = p.unsigned_integer();
+          if (!round) return false;
+          item.setval_round = *round;
+        }
+      }
+      break;
+    }
+  }
+  return p.accept_operator(")");
+}
+
+// One SELECT item with its alias; nullopt (and no error) when the item is an expression ticketd
+// does not evaluate.
+std::optional<SelectItem> select_item(Parser& p) {
+  const std::size_t begin = p.position();
+  SelectItem item;
+  const Token& t = p.peek();
+  if (t.kind == TokenKind::kSystemVariable) {
+    p.advance();
+    if (t.value == "identity" || t.value == "last_insert_id") {
+      item.kind = SelectItemKind::kLastInsertId;
+    } else {
+      item.kind = SelectItemKind::kSystemVariable;
+      item.scope = scope_from_prefix(t.scope);
+      item.variable = t.value;
+    }
+  } else if (t.kind == TokenKind::kUserVariable) {
+    p.advance();
+    item.kind = SelectItemKind::kUserVariable;
+    item.variable = t.value;
+  } else if (std::optional<Literal> literal = p.literal(false)) {
+    item.kind = SelectItemKind::kLiteral;
+    item.literal = std::move(*literal);
+  } else if ((p.at_keyword("NEXT") || p.at_keyword("PREVIOUS")) && p.at_keyword("VALUE", 1) &&
+             p.at_keyword("FOR", 2)) {
+    item.kind =
+        p.advance().is_keyword("NEXT") ? SelectItemKind::kNextValue : SelectItemKind::kLastValue;
+    p.advance();
+    p.advance();
+    std::optional<TableName> sequence = p.table_name();
+    if (!sequence) return std::nullopt;
+    item.sequence = std::move(*sequence);
+  } else if (t.kind == TokenKind::kWord) {
+    const auto* f = std::find_if(kSelectFunctions.begin(), kSelectFunctions.end(),
+                                 [&](const SelectFunction& row) { return t.is_keyword(row.name); });
+    if (f == kSelectFunctions.end()) return std::nullopt;
+    p.advance();
+    item.kind = f->kind;
+    if (p.accept_operator("(")) {
+      if (!function_args(p, *f, item)) return std::nullopt;
+    } else if (!f->parens_optional) {
+      return std::nullopt;
+    }
+  } else {
+    return std::nullopt;
+  }
+  // `LAST_INSERT_ID() + 1` is an expression, not an item ticketd knows.
+  const Token& next = p.peek();
+  if (next.kind == TokenKind::kOperator && !next.is_operator(",") && !next.is_operator(";")) {
+    return std::nullopt;
+  }
+  item.text = std::string(p.text(begin, p.position()));
+  if (p.accept_keyword("AS")) {
+    item.alias = p.name_or_string();
+    if (!item.alias) return p.fail(), std::nullopt;
+  } else if (p.peek().kind == TokenKind::kQuotedIdentifier || p.peek().kind == TokenKind::kString ||
+             (p.peek().kind == TokenKind::kWord && !is_clause_keyword(p.peek()))) {
+    item.alias = p.name_or_string();
+  }
+  return item;
+}
+
+Statement parse_select(Parser& p) {
+  const std::size_t start = p.position() - 1;
+  // Vitess: SELECT NEXT n VALUES FROM s / SELECT NEXT VALUE FROM s.
+  if (p.at_keyword("NEXT") &&
+      ((p.at_keyword("VALUE", 1) && p.at_keyword("FROM", 2)) ||
+       (p.peek(1).kind == TokenKind::kNumber && p.at_keyword("VALUES", 2)))) {
+    p.advance();
+    SelectNextBlock s;
+    if (!p.accept_keyword("VALUE")) {
+      std::optional<std::int64_t> count = p.signed_integer();
+      if (!count || *count <= 0) {
+        p.seek(p.position() - 1);
+        return p.fail();
+      }
+      s.count = *count;
+      p.advance();
+    }
+    p.advance();
+    std::optional<TableName> sequence = p.table_name();
+    if (!sequence) return p.fail();
+    s.sequence = std::move(*sequence);
+    return p.finish(std::move(s));
+  }
+  while (p.accept_keyword("SQL_NO_CACHE") || p.accept_keyword("SQL_CACHE") ||
+         p.accept_keyword("ALL")) {
+  }
+  Select s;
+  do {
+    std::optional<SelectItem> item = select_item(p);
+    if (!p.ok()) return p.fail();
+    if (!item) return p.unsupported_from(start);
+    s.items.push_back(std::move(*item));
+  } while (p.accept_operator(","));
+  if (p.accept_keyword("FROM") && !p.accept_keyword("DUAL")) return p.unsupported_from(start);
+  if (p.accept_keyword("LIMIT") && !limit_clause(p, s.limit, s.offset)) return p.fail();
+  if (!p.at_statement_end()) return p.unsupported_from(start);
+  return p.finish(std::move(s));
+}
+
+// ---- sequences -------------------------------------------------------------------------------
+
+bool sequence_options(Parser& p, SequenceOptions& o, bool alter) {
+  const auto number = [&](std::optional<std::int64_t>& out) {
+    out = p.signed_integer();
+    if (!out) p.fail();
+    return out.has_value();
+  };
+  while (p.ok() && !p.at_statement_end()) {
+    if (p.accept_keyword("START")) {
+      if (!p.accept_keyword("WITH")) p.accept_operator("=");
+      number(o.start);
+    } else if (p.accept_keyword("INCREMENT")) {
+      if (!p.accept_keyword("BY")) p.accept_operator("=");
+      number(o.increment);
+    } else if (p.accept_keyword("MINVALUE")) {
+      p.accept_operator("=");
+      number(o.min_value);
+    } else if (p.accept_keyword("NOMINVALUE") || p.accept_keywords({"NO", "MINVALUE"})) {
+      o.no_min_value = true;
+    } else if (p.accept_keyword("MAXVALUE")) {
+      p.accept_operator("=");
+      number(o.max_value);
+    } else if (p.accept_keyword("NOMAXVALUE") || p.accept_keywords({"NO", "MAXVALUE"})) {
+      o.no_max_value = true;
+    } else if (p.accept_keyword("CACHE")) {
+      p.accept_operator("=");
+      number(o.cache);
+    } else if (p.accept_keyword("NOCACHE") || p.accept_keywords({"NO", "CACHE"})) {
+      o.cache = 0;
+    } else if (p.accept_keyword("NOCYCLE") || p.accept_keywords({"NO", "CYCLE"})) {
+      o.no_cycle = true;
+    } else if (p.at_keyword("CYCLE")) {
+      // Cycling sequences hand out the same values again, which a ticket server must never do.
+      p.unsupported("CYCLE");
+    } else if (p.accept_keyword("ENGINE")) {
+      p.accept_operator("=");
+      o.engine = p.name_or_string();
+      if (!o.engine) p.fail();
+    } else if (alter && p.accept_keyword("RESTART")) {
+      o.restart = true;
+      if (p.accept_keyword("WITH") || p.accept_operator("=") ||
+          p.peek().kind == TokenKind::kNumber || p.at_operator("-")) {
+        number(o.restart_with);
+      }
+    } else {
+      p.fail();
+    }
+  }
+  return p.ok();
+}
+
+Statement parse_create_sequence(Parser& p, bool or_replace) {
+  CreateSequence s;
+  s.or_replace = or_replace;
+  s.if_not_exists = p.accept_keywords({"IF", "NOT", "EXISTS"});
+  std::optional<TableName> name = p.table_name();
+  if (!name) return p.fail();
+  s.name = std::move(*name);
+  sequence_options(p, s.options, false);
+  return p.finish(std::move(s));
+}
+
+Statement parse_alter_sequence(Parser& p) {
+  AlterSequence s;
+  s.if_exists = p.accept_keywords({"IF", "EXISTS"});
+  std::optional<TableName> name = p.table_name();
+  if (!name) return p.fail();
+  s.name = std::move(*name);
+  if (p.at_statement_end()) return p.fail();
+  sequence_options(p, s.options, true);
+  return p.finish(std::move(s));
+}
+
+Statement parse_drop_sequence(Parser& p) {
+  DropSequence s;
+  s.if_exists = p.accept_keywords({"IF", "EXISTS"});
+  std::optional<std::vector<TableName>> names = p.table_names();
+  if (!names) return p.fail();
+  s.names = std::move(*names);
+  return p.finish(std::move(s));
+}
+
+Statement parse_show_create_sequence(Parser& p) {
+  std::optional<TableName> name = p.table_name();
+  if (!name) return p.fail();
+  return p.finish(ShowCreateSequence{std::move(*name)});
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+// Table options stored as name/value pairs without further meaning.
+bool is_generic_table_option(const Token& t) {
+  return is_one_of(
+      t, {"ROW_FORMAT", "KEY_BLOCK_SIZE", "MAX_ROWS", "MIN_ROWS", "AVG_ROW_LENGTH", "CHECKSUM",
+          "TABLE_CHECKSUM", "DELAY_KEY_WRITE", "PACK_KEYS", "STATS_PERSISTENT", "STATS_AUTO_RECALC",
+          "STATS_SAMPLE_PAGES", "COMPRESSION", "ENCRYPTION", "INSERT_METHOD", "PAGE_CHECKSUM",
+          "TRANSACTIONAL", "PAGE_COMPRESSED", "PAGE_COMPRESSION_LEVEL"});
+}
+
+// Table options in any order, with or without '=', separated by commas or not.
+bool table_options(Parser& p, std::optional<std::uint64_t>& auto_increment, TableOptions& o) {
+  const auto value = [&](std::string& out) {
+    p.accept_operator("=");
+    std::optional<std::string> v = p.name_or_string();
+    if (!v && p.peek().kind == TokenKind::kNumber) v = std::string(p.advance().text);
+    if (!v) return p.fail(), false;
+    out = std::move(*v);
+    return true;
+  };
+  while (p.ok() && !p.at_statement_end()) {
+    p.accept_operator(",");
+    const std::size_t option = p.position();
+    const bool is_default = p.accept_keyword("DEFAULT");
+    if (p.accept_keyword("CHARSET") || p.accept_keywords({"CHARACTER", "SET"})) {
+      value(o.charset);
+    } else if (p.accept_keyword("COLLATE")) {
+      value(o.collation);
+    } else if (is_default) {
+      p.fail();
+    } else if (p.accept_keyword("ENGINE") || p.accept_keyword("TYPE")) {
+      value(o.engine);
+    } else if (p.accept_keyword("AUTO_INCREMENT")) {
+      p.accept_operator("=");
+      auto_increment = p.unsigned_integer();
+      if (!auto_increment) p.fail();
+    } else if (p.accept_keyword("COMMENT")) {
+      p.accept_operator("=");
+      std::optional<std::string> comment = p.string_literal();
+      if (!comment) return p.fail(), false;
+      o.comment = std::move(*comment);
+    } else if (is_generic_table_option(p.peek())) {
+      std::string name = to_upper(p.advance().text);
+      std::string v;
+      if (value(v)) o.other.emplace_back(std::move(name), std::move(v));
+    } else {
+      p.unsupported_from(option);
+    }
+  }
+  return p.ok();
+}
+
+// (col [(len)] [ASC|DESC], ...) of an index; functional key parts are kept as raw text.
+bool key_parts(Parser& p, std::vector<std::string>& columns) {
+  if (!p.accept_operator("(")) return p.fail(), false;
+  do {
+    if (p.at_operator("(")) {
+      const std::size_t begin = p.position();
+      if (!p.skip_group()) return false;
+      columns.emplace_back(p.text(begin, p.position()));
+    } else {
+      std::optional<std::string> column = p.identifier();
+      if (!column) return p.fail(), false;
+      columns.push_back(std::move(*column));
+      if (p.at_operator("(") && !p.skip_group()) return false;
+    }
+    if (!p.accept_keyword("ASC")) p.accept_keyword("DESC");
+  } while (p.accept_operator(","));
+  if (!p.accept_operator(")")) return p.fail(), false;
+  return true;
+}
+
+bool index_definition(Parser& p, CreateTable& table) {
+  IndexDefinition index;
+  if (p.accept_keyword("CONSTRAINT") &&
+      !is_one_of(p.peek(), {"PRIMARY", "UNIQUE", "FOREIGN", "CHECK"})) {
+    std::optional<std::string> symbol = p.identifier();
+    if (!symbol) return p.fail(), false;
+    index.name = std::move(*symbol);
+  }
+  if (p.accept_keyword("PRIMARY")) {
+    if (!p.accept_keyword("KEY")) return p.fail(), false;
+    index.kind = IndexKind::kPrimary;
+  } else if (p.accept_keyword("UNIQUE")) {
+    if (!p.accept_keyword("KEY")) p.accept_keyword("INDEX");
+    index.kind = IndexKind::kUnique;
+  } else if (p.accept_keyword("KEY") || p.accept_keyword("INDEX")) {
+    index.kind = IndexKind::kIndex;
+  } else if (p.at_keyword("FULLTEXT") || p.at_keyword("SPATIAL")) {
+    index.kind = p.advance().is_keyword("FULLTEXT") ? IndexKind::kFulltext : IndexKind::kSpatial;
+    if (!p.accept_keyword("KEY")) p.accept_keyword("INDEX");
+  } else if (p.accept_keyword("FOREIGN")) {
+    if (!p.accept_keyword("KEY")) return p.fail(), false;
+    index.kind = IndexKind::kForeign;
+  } else if (p.accept_keyword("CHECK")) {
+    index.kind = IndexKind::kCheck;
+    if (!p.at_operator("(") || !p.skip_element_rest()) return p.fail(), false;
+    table.indexes.push_back(std::move(index));
+    return true;
+  } else {
+    return p.fail(), false;
+  }
+  if (!p.at_operator("(") && !p.at_keyword("USING")) {
+    std::optional<std::string> name = p.identifier();
+    if (!name) return p.fail(), false;
+    index.name = std::move(*name);
+  }
+  if (p.accept_keyword("USING") && !p.identifier()) return p.fail(), false;
+  if (!key_parts(p, index.columns)) return false;
+  table.indexes.push_back(std::move(index));
+  // Index options, REFERENCES ... ON DELETE ...: nothing ticketd needs.
+  return p.skip_element_rest();
+}
+
+// DEFAULT value: literal, word (CURRENT_TIMESTAMP[(n)]), or (expression).
+bool column_default(Parser& p, ColumnDefinition& column) {
+  const std::size_t begin = p.position();
+  if (p.at_operator("(")) {
+    if (!p.skip_group()) return false;
+  } else if (!p.literal(false)) {
+    if (p.peek().kind != TokenKind::kWord) return p.fail(), false;
+    p.advance();
+    if (p.at_operator("(") && !p.skip_group()) return false;
+  }
+  column.default_value = std::string(p.text(begin, p.position()));
+  return true;
+}
+
+bool column_definition(Parser& p, CreateTable& table) {
+  ColumnDefinition c;
+  std::optional<std::string> name = p.identifier();
+  if (!name || p.peek().kind != TokenKind::kWord) return p.fail(), false;
+  c.name = std::move(*name);
+  const std::size_t type_begin = p.position();
+  c.type_name = to_lower(p.advance().text);
+  while (p.accept_keyword("PRECISION") || p.accept_keyword("VARYING")) {
+  }
+  if (p.at_operator("(") && !p.skip_group()) return false;
+  c.type = std::string(p.text(type_begin, p.position()));
+  if (c.type_name == "serial") {  // BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE
+    c.is_unsigned = true;
+    c.is_nullable = false;
+    c.is_auto_increment = true;
+    c.is_unique = true;
+  }
+  const auto name_follows = [&]() { return p.name_or_string().has_value() || (p.fail(), false); };
+  while (p.ok() && !p.at_operator(",") && !p.at_operator(")")) {
+    if (p.accept_keywords({"NOT", "NULL"})) {
+      c.is_nullable = false;
+    } else if (p.accept_keyword("NULL")) {
+      c.is_nullable = true;
+    } else if (p.accept_keyword("UNSIGNED")) {
+      c.is_unsigned = true;
+    } else if (is_one_of(p.peek(), {"SIGNED", "ZEROFILL", "BINARY", "ASCII", "UNICODE", "BYTE",
+                                    "VISIBLE", "INVISIBLE", "VIRTUAL", "STORED", "PERSISTENT"})) {
+      p.advance();
+    } else if (p.accept_keyword("AUTO_INCREMENT")) {
+      c.is_auto_increment = true;
+    } else if (p.accept_keywords({"SERIAL", "DEFAULT", "VALUE"})) {
+      c.is_auto_increment = true;
+      c.is_nullable = false;
+      c.is_unique = true;
+    } else if (p.accept_keyword("PRIMARY")) {
+      p.accept_keyword("KEY");
+      c.is_primary_key = true;
+    } else if (p.accept_keyword("KEY")) {
+      c.is_primary_key = true;
+    } else if (p.accept_keyword("UNIQUE")) {
+      p.accept_keyword("KEY");
+      c.is_unique = true;
+    } else if (p.accept_keyword("DEFAULT")) {
+      column_default(p, c);
+    } else if (p.accept_keyword("COMMENT")) {
+      std::optional<std::string> comment = p.string_literal();
+      if (!comment) return p.fail(), false;
+      c.comment = std::move(*comment);
+    } else if (p.accept_keyword("COLLATE") || p.accept_keyword("CHARSET") ||
+               p.accept_keywords({"CHARACTER", "SET"}) || p.accept_keyword("COLUMN_FORMAT") ||
+               p.accept_keyword("STORAGE")) {
+      name_follows();
+    } else if (p.accept_keywords({"ON", "UPDATE"})) {
+      if (p.peek().kind != TokenKind::kWord) return p.fail(), false;
+      p.advance();
+      if (p.at_operator("(")) p.skip_group();
+    } else if (p.accept_keywords({"GENERATED", "ALWAYS", "AS"}) || p.accept_keyword("AS") ||
+               p.accept_keyword("CHECK")) {
+      p.skip_group();
+    } else if (p.accept_keyword("CONSTRAINT")) {
+      if (!p.at_keyword("CHECK")) name_follows();
+    } else if (p.at_keyword("REFERENCES")) {
+      p.skip_element_rest();
+    } else {
+      p.fail();
+    }
+  }
+  if (!p.ok()) return false;
+  table.columns.push_back(std::move(c));
+  return true;
+}
+
+Statement parse_create_table(Parser& p) {
+  CreateTable s;
+  s.if_not_exists = p.accept_keywords({"IF", "NOT", "EXISTS"});
+  std::optional<TableName> name = p.table_name();
+  if (!name) return p.fail();
+  s.name = std::move(*name);
+  if (p.at_keyword("LIKE") || (p.at_operator("(") && p.at_keyword("LIKE", 1)) ||
+      p.at_keyword("AS") || p.at_keyword("SELECT")) {
+    return p.unsupported_from(p.position());
+  }
+  if (!p.accept_operator("(")) return p.fail();
+  do {
+    const bool is_index = p.peek().kind == TokenKind::kWord &&
+                          is_one_of(p.peek(), {"PRIMARY", "UNIQUE", "KEY", "INDEX", "FULLTEXT",
+                                               "SPATIAL", "CONSTRAINT", "FOREIGN", "CHECK"});
+    if (!(is_index ? index_definition(p, s) : column_definition(p, s))) return p.fail();
+  } while (p.accept_operator(","));
+  if (!p.accept_operator(")")) return p.fail();
+  table_options(p, s.auto_increment_start, s.options);
+  return p.finish(std::move(s));
+}
+
+Statement parse_alter_table(Parser& p) {
+  AlterTable s;
+  std::optional<TableName> table = p.table_name();
+  if (!table) return p.fail();
+  s.table = std::move(*table);
+  table_options(p, s.auto_increment, s.options);
+  return p.finish(std::move(s));
+}
+
+Statement parse_drop_table(Parser& p) {
+  DropTable s;
+  s.if_exists = p.accept_keywords({"IF", "EXISTS"});
+  std::optional<std::vector<TableName>> names = p.table_names();
+  if (!names) return p.fail();
+  s.names = std::move(*names);
+  if (!p.accept_keyword("RESTRICT")) p.accept_keyword("CASCADE");
+  return p.finish(std::move(s));
+}
+
+Statement parse_truncate(Parser& p) {
+  p.accept_keyword("TABLE");
+  std::optional<TableName> table = p.table_name();
+  if (!table) return p.fail();
+  return p.finish(TruncateTable{std::move(*table)});
+}
+
+Statement parse_show_tables(Parser& p, bool full) {
+  ShowTables s;
+  s.full = full;
+  if (from_schema(p, s.schema)) show_filter(p, s.filter);
+  return p.finish(std::move(s));
+}
+
+Statement parse_show_create_table(Parser& p) {
+  std::optional<TableName> table = p.table_name();
+  if (!table) return p.fail();
+  return p.finish(ShowCreateTable{std::move(*table)});
+}
+
+Statement parse_show_columns(Parser& p, bool full) {
+  ShowColumns s;
+  s.full = full;
+  if (!p.accept_keyword("FROM") && !p.accept_keyword("IN")) return p.fail();
+  std::optional<TableName> table = p.table_name();
+  if (!table) return p.fail();
+  s.table = std::move(*table);
+  if (from_schema(p, s.table.schema)) show_filter(p, s.filter);
+  return p.finish(std::move(s));
+}
+
+// DESCRIBE t [column | 'pattern']; DESCRIBE/EXPLAIN of a query is unsupported.
+Statement parse_describe(Parser& p) {
+  const std::size_t start = p.position() - 1;
+  if (p.peek().kind != TokenKind::kWord && p.peek().kind != TokenKind::kQuotedIdentifier) {
+    return p.unsupported_from(start);
+  }
+  if (is_one_of(p.peek(), {"SELECT", "INSERT", "REPLACE", "UPDATE", "DELETE", "TABLE", "WITH",
+                           "FORMAT", "ANALYZE", "EXTENDED", "PARTITIONS", "FOR"})) {
+    return p.unsupported_from(start);
+  }
+  ShowColumns s;
+  s.table = *p.table_name();
+  if (!p.at_statement_end()) {
+    s.filter.like = p.name_or_string();
+    if (!s.filter.like) return p.fail();
+  }
+  return p.finish(std::move(s));
+}
+
+Statement parse_show_table_status(Parser& p) {
+  ShowTableStatus s;
+  if (from_schema(p, s.schema)) show_filter(p, s.filter);
+  return p.finish(std::move(s));
+}
+
+// ---- session ---------------------------------------------------------------------------------
+
+std::optional<VariableScope> accept_scope(Parser& p) {
+  if (p.at_assignment(1)) return std::nullopt;  // SET session = 1 names a variable
+  if (p.accept_keyword("GLOBAL")) return VariableScope::kGlobal;
+  if (p.accept_keyword("SESSION") || p.accept_keyword("LOCAL")) return VariableScope::kSession;
+  if (p.accept_keyword("PERSIST")) return VariableScope::kPersist;
+  if (p.accept_keyword("PERSIST_ONLY")) return VariableScope::kPersistOnly;
+  return std::nullopt;
+}
+
+Statement parse_set_transaction(Parser& p, VariableScope scope) {
+  SetTransaction s;
+  s.scope = scope;
+  do {
+    if (p.accept_keywords({"ISOLATION", "LEVEL"})) {
+      if (p.accept_keywords({"READ", "UNCOMMITTED"})) {
+        s.isolation_level = "READ UNCOMMITTED";
+      } else if (p.accept_keywords({"READ", "COMMITTED"})) {
+        s.isolation_level = "READ COMMITTED";
+      } else if (p.accept_keywords({"REPEATABLE", "READ"})) {
+        s.isolation_level = "REPEATABLE READ";
+      } else if (p.accept_keyword("SERIALIZABLE")) {
+        s.isolation_level = "SERIALIZABLE";
+      } else {
+        return p.fail();
+      }
+    } else if (p.accept_keywords({"READ", "ONLY"})) {
+      s.read_only = true;
+    } else if (p.accept_keywords({"READ", "WRITE"})) {
+      s.read_only = false;
+    } else {
+      return p.fail();
+    }
+  } while (p.accept_operator(","));
+  return p.finish(std::move(s));
+}
+
+// The literal value of the tokens [begin, end), if they are exactly one literal.
+std::optional<Literal> literal_between(Parser& p, std::size_t begin, std::size_t end) {
+  const std::size_t saved = p.position();
+  p.seek(begin);
+  std::optional<Literal> literal = p.literal(true);
+  if (p.position() != end) literal.reset();
+  p.seek(saved);
+  return literal;
+}
+
+// SET item, item, ...; a GLOBAL/SESSION modifier carries over to the following items that have
+// none, as in MySQL.
+Statement parse_set(Parser& p) {
+  const std::size_t start = p.position();
+  std::optional<VariableScope> scope = accept_scope(p);
+  if (p.accept_keyword("TRANSACTION")) {
+    return parse_set_transaction(p, scope.value_or(VariableScope::kDefault));
+  }
+  p.seek(start);
+  SetStatement s;
+  VariableScope current = VariableScope::kDefault;
+  do {
+    if (std::optional<VariableScope> modifier = accept_scope(p)) current = *modifier;
+    Assignment a;
+    const Token& t = p.peek();
+    const bool charset_assignment = p.at_keyword("NAMES") || p.at_keyword("CHARSET") ||
+                                    (p.at_keyword("CHARACTER") && p.at_keyword("SET", 1));
+    if (charset_assignment && !p.at_assignment(1)) {
+      a.target = p.at_keyword("NAMES") ? AssignmentTarget::kNames : AssignmentTarget::kCharacterSet;
+      p.seek(p.position() + (p.at_keyword("CHARACTER") ? 2 : 1));
+      const std::size_t begin = p.position();
+      if (!p.name_or_string()) return p.fail();
+      a.expr = std::string(p.text(begin, p.position()));
+      a.value = literal_between(p, begin, p.position());
+      if (!a.value) {  // `utf8mb4` as a quoted identifier
+        a.value = Literal{LiteralKind::kWord, p.tokens()[begin].value, 0};
+      }
+      if (a.target == AssignmentTarget::kNames && p.accept_keyword("COLLATE")) {
+        std::optional<std::string> collation = p.name_or_string();
+        if (!collation) return p.fail();
+        a.collation = std::move(*collation);
+      }
+      s.assignments.push_back(std::move(a));
+      continue;
+    }
+    if (t.kind == TokenKind::kSystemVariable) {
+      p.advance();
+      a.scope = t.scope.empty() ? VariableScope::kDefault : scope_from_prefix(t.scope);
+      a.name = t.value;
+    } else if (t.kind == TokenKind::kUserVariable) {
+      p.advance();
+      a.target = AssignmentTarget::kUserVariable;
+      a.name = t.value;
+    } else if (std::optional<std::string> name = p.identifier()) {
+      a.scope = current;
+      a.name = to_lower(*name);
+      if (p.accept_operator(".")) {  // structured variables: keycache.key_buffer_size
+        std::optional<std::string> component = p.identifier();
+        if (!component) return p.fail();
+        a.name += "." + to_lower(*component);
+      }
+    } else {
+      return p.fail();
+    }
+    if (!p.accept_operator("=") && !p.accept_operator(":=")) return p.fail();
+    const std::size_t begin = p.position();
+    std::optional<std::string_view> expr = p.expression();
+    if (!expr) return p.fail();
+    a.expr = std::string(*expr);
+    a.value = literal_between(p, begin, p.position());
+    s.assignments.push_back(std::move(a));
+  } while (p.accept_operator(","));
+  return p.finish(std::move(s));
+}
+
+Statement parse_show_variables(Parser& p, VariableScope scope) {
+  ShowVariables s;
+  s.scope = scope;
+  show_filter(p, s.filter);
+  return p.finish(std::move(s));
+}
+
+Statement parse_show_status(Parser& p, VariableScope scope) {
+  ShowStatus s;
+  s.scope = scope;
+  show_filter(p, s.filter);
+  return p.finish(std::move(s));
+}
+
+template <class T>
+Statement parse_with_optional_limit(Parser& p) {
+  T s;
+  if (p.accept_keyword("LIMIT")) limit_clause(p, s.limit, s.offset);
+  return p.finish(std::move(s));
+}
+
+template <class T>
+Statement parse_with_filter(Parser& p) {
+  T s;
+  show_filter(p, s.filter);
+  return p.finish(std::move(s));
+}
+
+template <class T>
+Statement parse_bare(Parser& p) {
+  return p.finish(T{});
+}
+
+Statement parse_use(Parser& p) {
+  std::optional<std::string> schema = p.identifier();
+  if (!schema) return p.fail();
+  return p.finish(Use{std::move(*schema)});
+}
+
+Statement parse_begin(Parser& p) {
+  p.accept_keyword("WORK");
+  return p.finish(Begin{});
+}
+
+Statement parse_start_transaction(Parser& p) {
+  Begin s;
+  if (p.at_statement_end()) return p.finish(s);
+  do {
+    if (p.accept_keywords({"READ", "ONLY"})) {
+      s.read_only = true;
+    } else if (p.accept_keywords({"READ", "WRITE"})) {
+      s.read_only = false;
+    } else if (p.accept_keywords({"WITH", "CONSISTENT", "SNAPSHOT"})) {
+      s.with_consistent_snapshot = true;
+    } else {
+      return p.fail();
+    }
+  } while (p.accept_operator(","));
+  return p.finish(s);
+}
+
+Statement parse_commit(Parser& p) {
+  p.accept_keyword("WORK");
+  return p.finish(Commit{});
+}
+
+Statement parse_rollback(Parser& p) {
+  const std::size_t start = p.position() - 1;
+  p.accept_keyword("WORK");
+  if (p.at_keyword("TO")) return p.unsupported_from(start);
+  return p.finish(Rollback{});
+}
+
+Statement parse_do(Parser& p) {
+  const std::size_t begin = p.position();
+  do {
+    if (!p.expression()) return p.fail();
+  } while (p.accept_operator(","));
+  return p.finish(Do{std::string(p.text(begin, p.position()))});
+}
+
+Statement parse_kill(Parser& p) {
+  Kill s;
+  if (p.accept_keyword("QUERY")) {
+    s.query_only = true;
+  } else {
+    p.accept_keyword("CONNECTION");
+  }
+  std::optional<std::uint64_t> id = p.unsigned_integer();
+  if (!id) return p.fail();
+  s.connection_id = *id;
+  return p.finish(s);
+}
+
+// ---- the statement table ---------------------------------------------------------------------
+
+using ParseFn = Statement (*)(Parser&);
+
+// A statement is chosen by its leading keywords; the longest matching head wins. Rows without a
+// parse function are valid MySQL that ticketd reports as unsupported (ER_NOT_SUPPORTED_YET)
+// instead of a syntax error.
+struct StatementRule {
+  std::array<std::string_view, 4> head;
+  ParseFn parse = nullptr;
+};
+
+constexpr auto kStatements = std::to_array<StatementRule>({
+    // Tickets
+    {{"INSERT"}, [](Parser& p) { return parse_insert(p, false); }},
+    {{"REPLACE"}, [](Parser& p) { return parse_insert(p, true); }},
+    {{"UPDATE"}, parse_update},
+    {{"SELECT"}, parse_select},
+    // Sequences
+    {{"CREATE", "SEQUENCE"}, [](Parser& p) { return parse_create_sequence(p, false); }},
+    {{"CREATE", "OR", "REPLACE", "SEQUENCE"},
+     [](Parser& p) { return parse_create_sequence(p, true); }},
+    {{"ALTER", "SEQUENCE"}, parse_alter_sequence},
+    {{"DROP", "SEQUENCE"}, parse_drop_sequence},
+    {{"SHOW", "CREATE", "SEQUENCE"}, parse_show_create_sequence},
+    // Tables
+    {{"CREATE", "TABLE"}, parse_create_table},
+    {{"ALTER", "TABLE"}, parse_alter_table},
+    {{"DROP", "TABLE"}, parse_drop_table},
+    {{"TRUNCATE"}, parse_truncate},
+    {{"SHOW", "TABLES"}, [](Parser& p) { return parse_show_tables(p, false); }},
+    {{"SHOW", "FULL", "TABLES"}, [](Parser& p) { return parse_show_tables(p, true); }},
+    {{"SHOW", "CREATE", "TABLE"}, parse_show_create_table},
+    {{"SHOW", "COLUMNS"}, [](Parser& p) { return parse_show_columns(p, false); }},
+    {{"SHOW", "FIELDS"}, [](Parser& p) { return parse_show_columns(p, false); }},
+    {{"SHOW", "FULL", "COLUMNS"}, [](Parser& p) { return parse_show_columns(p, true); }},
+    {{"SHOW", "FULL", "FIELDS"}, [](Parser& p) { return parse_show_columns(p, true); }},
+    {{"DESCRIBE"}, parse_describe},
+    {{"DESC"}, parse_describe},
+    {{"EXPLAIN"}, parse_describe},
+    {{"SHOW", "TABLE", "STATUS"}, parse_show_table_status},
+    // Session
+    {{"SET"}, parse_set},
+    {{"SHOW", "VARIABLES"},
+     [](Parser& p) { return parse_show_variables(p, VariableScope::kDefault); }},
+    {{"SHOW", "SESSION", "VARIABLES"},
+     [](Parser& p) { return parse_show_variables(p, VariableScope::kSession); }},
+    {{"SHOW", "LOCAL", "VARIABLES"},
+     [](Parser& p) { return parse_show_variables(p, VariableScope::kSession); }},
+    {{"SHOW", "GLOBAL", "VARIABLES"},
+     [](Parser& p) { return parse_show_variables(p, VariableScope::kGlobal); }},
+    {{"SHOW", "STATUS"}, [](Parser& p) { return parse_show_status(p, VariableScope::kDefault); }},
+    {{"SHOW", "SESSION", "STATUS"},
+     [](Parser& p) { return parse_show_status(p, VariableScope::kSession); }},
+    {{"SHOW", "LOCAL", "STATUS"},
+     [](Parser& p) { return parse_show_status(p, VariableScope::kSession); }},
+    {{"SHOW", "GLOBAL", "STATUS"},
+     [](Parser& p) { return parse_show_status(p, VariableScope::kGlobal); }},
+    {{"SHOW", "WARNINGS"}, parse_with_optional_limit<ShowWarnings>},
+    {{"SHOW", "ERRORS"}, parse_with_optional_limit<ShowErrors>},
+    {{"SHOW", "DATABASES"}, parse_with_filter<ShowDatabases>},
+    {{"SHOW", "SCHEMAS"}, parse_with_filter<ShowDatabases>},
+    {{"SHOW", "ENGINES"}, parse_bare<ShowEngines>},
+    {{"SHOW", "STORAGE", "ENGINES"}, parse_bare<ShowEngines>},
+    {{"SHOW", "COLLATION"}, parse_with_filter<ShowCollation>},
+    {{"SHOW", "CHARACTER", "SET"}, parse_with_filter<ShowCharacterSet>},
+    {{"SHOW", "CHARSET"}, parse_with_filter<ShowCharacterSet>},
+    {{"SHOW", "PROCESSLIST"}, parse_bare<ShowProcesslist>},
+    {{"SHOW", "FULL", "PROCESSLIST"}, [](Parser& p) { return p.finish(ShowProcesslist{true}); }},
+    {{"USE"}, parse_use},
+    {{"BEGIN"}, parse_begin},
+    {{"START", "TRANSACTION"}, parse_start_transaction},
+    {{"COMMIT"}, parse_commit},
+    {{"ROLLBACK"}, parse_rollback},
+    {{"DO"}, parse_do},
+    {{"KILL"}, parse_kill},
+    // Valid MySQL that ticketd does not support.
+    {{"DELETE"}},
+    {{"CREATE"}},
+    {{"CREATE", "TEMPORARY"}},
+    {{"ALTER"}},
+    {{"DROP"}},
+    {{"DROP", "TEMPORARY"}},
+    {{"RENAME"}},
+    {{"SAVEPOINT"}},
+    {{"RELEASE"}},
+    {{"FLUSH"}},
+    {{"RESET"}},
+    {{"LOCK"}},
+    {{"UNLOCK"}},
+    {{"GRANT"}},
+    {{"REVOKE"}},
+    {{"CALL"}},
+    {{"LOAD"}},
+    {{"HANDLER"}},
+    {{"PREPARE"}},
+    {{"EXECUTE"}},
+    {{"DEALLOCATE"}},
+    {{"XA"}},
+    {{"ANALYZE"}},
+    {{"OPTIMIZE"}},
+    {{"CHECK"}},
+    {{"CHECKSUM"}},
+    {{"REPAIR"}},
+    {{"INSTALL"}},
+    {{"UNINSTALL"}},
+    {{"SHUTDOWN"}},
+    {{"HELP"}},
+    {{"WITH"}},
+    {{"TABLE"}},
+    {{"VALUES"}},
+    {{"SET", "PASSWORD"}},
+    {{"SET", "ROLE"}},
+    {{"SET", "DEFAULT", "ROLE"}},
+    {{"SET", "STATEMENT"}},
+    {{"SHOW", "GRANTS"}},
+    {{"SHOW", "INDEX"}},
+    {{"SHOW", "INDEXES"}},
+    {{"SHOW", "KEYS"}},
+    {{"SHOW", "EXTENDED"}},
+    {{"SHOW", "CREATE"}},
+    {{"SHOW", "MASTER"}},
+    {{"SHOW", "SLAVE"}},
+    {{"SHOW", "REPLICA"}},
+    {{"SHOW", "REPLICAS"}},
+    {{"SHOW", "BINARY"}},
+    {{"SHOW", "BINLOG"}},
+    {{"SHOW", "PLUGINS"}},
+    {{"SHOW", "PRIVILEGES"}},
+    {{"SHOW", "TRIGGERS"}},
+    {{"SHOW", "EVENTS"}},
+    {{"SHOW", "FUNCTION"}},
+    {{"SHOW", "PROCEDURE"}},
+    {{"SHOW", "OPEN"}},
+    {{"SHOW", "PROFILE"}},
+    {{"SHOW", "PROFILES"}},
+    {{"SHOW", "ENGINE"}},
+    {{"SHOW", "COUNT"}},
+});
+
+std::size_t head_length(const StatementRule& rule) {
+  return static_cast<std::size_t>(std::count_if(rule.head.begin(), rule.head.end(),
+                                                [](std::string_view k) { return !k.empty(); }));
+}
+
+}  // namespace
+
+Statement recognize(std::string_view sql) {
+  Parser p(sql);
+  const std::vector<Token>& tokens = p.tokens();
+  if (tokens.back().kind == TokenKind::kError) {
+    p.seek(tokens.size() - 1);
+    return p.fail();
+  }
+  if (tokens.front().kind == TokenKind::kEnd) {
+    return Unrecognized{UnrecognizedKind::kEmptyQuery, "", 1};
+  }
+  const StatementRule* best = nullptr;
+  std::size_t best_length = 0;
+  for (const StatementRule& rule : kStatements) {
+    const std::size_t length = head_length(rule);
+    if (length <= best_length) continue;
+    bool match = true;
+    for (std::size_t i = 0; i < length && match; ++i) match = p.at_keyword(rule.head[i], i);
+    if (match) {
+      best = &rule;
+      best_length = length;
+    }
+  }
+  if (best == nullptr) return p.fail();
+  p.seek(best_length);
+  if (best->parse != nullptr) return best->parse(p);
+  // Name the statement by its first few words: "CREATE DATABASE", "DELETE FROM Tickets64".
+  std::size_t words = std::max<std::size_t>(best_length, 1);
+  while (words < 3 && tokens[words].kind == TokenKind::kWord) ++words;
+  std::string what;
+  for (std::size_t i = 0; i < words; ++i) {
+    if (i > 0) what += ' ';
+    what += i < best_length ? to_upper(tokens[i].text) : std::string(tokens[i].text);
+  }
+  return p.unsupported(std::move(what));
+}
+
+}  // namespace ticketd::sql
