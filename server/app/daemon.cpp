@@ -12,7 +12,10 @@
 #include "server/base/log.h"
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
+#include "server/core/lease_log.h"
 #include "server/core/ticket_service.h"
+#include "server/http/http_session.h"
+#include "server/metrics/metrics.h"
 #include "server/mysql/mysql_session.h"
 #include "server/mysql/query_executor.h"
 #include "server/net/listener.h"
@@ -21,6 +24,7 @@
 
 namespace ticketd {
 namespace asio = boost::asio;
+namespace beast = boost::beast;
 
 namespace {
 
@@ -98,14 +102,29 @@ int Daemon::run() {
   asio::io_context ioc(static_cast<int>(threads));
   SystemClock clock;
 
+  metrics::Metrics metrics(service, committer, clock);
+
   // MySQL front end.
   const mysql::ServerSettings settings = mysql_settings(config_);
   mysql::UserTable users;
   for (const auto& u : config_.mysql.users) users[u.name] = mysql::double_sha1(u.password);
-  mysql::QueryExecutor executor(service, settings, clock);
+  mysql::QueryExecutor executor(service, settings, clock,
+                                [&metrics](std::string_view sequence, std::uint64_t n) {
+                                  metrics.ids_issued(sequence, "mysql", n);
+                                });
   net::SessionRegistry mysql_sessions;
   std::atomic<std::uint32_t> next_connection_id{1};
-  mysql::MySqlDeps mysql_deps{executor, users, mysql_sessions, next_connection_id, {}, {}};
+  mysql::ConnectionHooks hooks{
+      [&metrics] { metrics.auth_failure("mysql"); },
+      [&metrics](std::uint16_t code) { metrics.error("mysql", std::to_string(code)); }};
+  mysql::MySqlDeps mysql_deps{
+      executor, users, mysql_sessions, next_connection_id, hooks, [&metrics](bool opened) {
+        if (opened) {
+          metrics.connection_opened("mysql");
+        } else {
+          metrics.connection_closed("mysql");
+        }
+      }};
   mysql_deps.max_connections = config_.mysql.max_connections;
   mysql_deps.wait_timeout = std::chrono::seconds(config_.mysql.wait_timeout_s);
   auto mysql_listener = net::Listener::bind(
@@ -119,7 +138,31 @@ int Daemon::run() {
     log::error(mysql_listener.error().message);
     return 1;
   }
+
+  // HTTP front end.
+  LeaseLog leases(**store, committer, clock);
+  net::SessionRegistry http_sessions;
+  http::HttpOptions http_options;
+  http_options.tokens = config_.http.tokens;
+  http_options.max_block_size = config_.http.max_block_size;
+  http_options.metrics_public = config_.http.metrics_public;
+  http::HttpDeps http_deps{service,       leases,
+                           metrics,       clock,
+                           http_sessions, [&committer] { return committer.stats().last_commit_ok; },
+                           http_options};
+  auto http_listener = net::Listener::bind(
+      ioc, config_.http.listen.host, config_.http.listen.port, "http",
+      [&http_deps](net::tcp::socket socket) {
+        auto ex = socket.get_executor();
+        asio::co_spawn(ex, http::run_http_session(beast::tcp_stream(std::move(socket)), http_deps),
+                       net::log_on_exit("http session"));
+      });
+  if (!http_listener) {
+    log::error(http_listener.error().message);
+    return 1;
+  }
   (*mysql_listener)->start();
+  (*http_listener)->start();
 
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
@@ -127,8 +170,11 @@ int Daemon::run() {
     log::info("signal " + std::to_string(sig) + ": shutting down");
     // Stop accepting, cancel idle reads; sessions finish the request in flight, then end.
     (*mysql_listener)->stop();
+    (*http_listener)->stop();
     mysql_sessions.cancel_all();
-    asio::co_spawn(ioc, drain_then_stop(ioc, {&mysql_sessions}), net::log_on_exit("shutdown"));
+    http_sessions.cancel_all();
+    asio::co_spawn(ioc, drain_then_stop(ioc, {&mysql_sessions, &http_sessions}),
+                   net::log_on_exit("shutdown"));
   });
   log::info("ticketd ready: data_dir " + config_.data_dir + ", " +
             std::to_string(service.list().size()) + " sequences");

@@ -3,6 +3,8 @@
 
 #include <boost/system/error_code.hpp>
 #include <boost/system/result.hpp>
+#include <boost/system/system_error.hpp>
+#include <boost/throw_exception.hpp>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -26,12 +28,11 @@ struct Error {
 template <class T>
 using DetailedResult = boost::system::result<T, Error>;
 
-}  // namespace ticketd
-
-namespace boost::system {
-// Lets result<T, Error> throw a meaningful exception from value() on a bug.
-[[noreturn]] inline void throw_exception_from_error(const ticketd::Error& e,
+/// Found by argument-dependent lookup when value() is called on a DetailedResult holding an
+/// error (a bug): throws a system_error carrying the code and the message.
+[[noreturn]] inline void throw_exception_from_error(const Error& e,
                                                     const boost::source_location& loc) {
   boost::throw_exception(boost::system::system_error(e.code, e.message), loc);
 }
-}  // namespace boost::system
+
+}  // namespace ticketd

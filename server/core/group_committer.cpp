@@ -66,6 +66,7 @@ void GroupCommitter::run() {
       stats_.failures += result.has_error() ? 1 : 0;
       stats_.total_latency_ns += static_cast<std::uint64_t>(ns);
       stats_.last_latency_ns = static_cast<std::uint64_t>(ns);
+      stats_.last_commit_ok = !result.has_error();
     }
     for (auto& r : batch) r.done(result);
     batch.clear();

@@ -30,6 +30,7 @@ class GroupCommitter {
     std::uint64_t failures = 0;          // commits that failed
     std::uint64_t total_latency_ns = 0;  // time spent inside store.commit()
     std::uint64_t last_latency_ns = 0;
+    bool last_commit_ok = true;  // readiness: the most recent durable write succeeded
   };
 
   explicit GroupCommitter(CounterStore& store);

@@ -1,0 +1,95 @@
+#include "server/http/error_mapping.h"
+
+#include <array>
+
+#include "server/core/ticket_errc.h"
+#include "server/http/http_errc.h"
+#include "storage/counter_store.h"
+
+namespace ticketd::http {
+namespace {
+
+using boost::beast::http::status;
+
+// Choices worth a word:
+// - kExhausted is 409: the request is well-formed and would succeed on a sequence with room
+//   left; it conflicts with the sequence's current state (as kAlreadyExists does), and no retry
+//   will fix it, which 503 would suggest.
+// - Unknown JSON fields and wrong types are 422 (the JSON parsed; its meaning is wrong);
+//   only text that is not JSON at all is 400.
+// - Storage errors are 503 (the request may succeed once the disk is fixed) except corruption,
+//   which no retry fixes.
+const std::array<ErrorMapping, 24> kTable{{
+    {TicketErrc::kUnknownSequence, status::not_found, "not_found"},
+    {TicketErrc::kAlreadyExists, status::conflict, "already_exists"},
+    {TicketErrc::kExhausted, status::conflict, "exhausted"},
+    {TicketErrc::kInvalidArgument, status::unprocessable_entity, "invalid_argument"},
+    {TicketErrc::kStorageFailed, status::service_unavailable, "storage_failed"},
+    {TicketErrc::kRetryLater, status::service_unavailable, "retry_later"},
+    {TicketErrc::kShuttingDown, status::service_unavailable, "shutting_down"},
+    {TicketErrc::kWrongKind, status::conflict, "wrong_kind"},
+    {StorageErrc::kIo, status::service_unavailable, "storage_failed"},
+    {StorageErrc::kNoSpace, status::service_unavailable, "storage_failed"},
+    {StorageErrc::kCorruption, status::internal_server_error, "storage_corrupt"},
+    {StorageErrc::kLocked, status::service_unavailable, "storage_failed"},
+    {StorageErrc::kFenced, status::service_unavailable, "storage_failed"},
+    {StorageErrc::kClosed, status::service_unavailable, "shutting_down"},
+    {HttpErrc::kMalformed, status::bad_request, "bad_request"},
+    {HttpErrc::kUnauthorized, status::unauthorized, "unauthorized"},
+    {HttpErrc::kNoRoute, status::not_found, "not_found"},
+    {HttpErrc::kMethodNotAllowed, status::method_not_allowed, "method_not_allowed"},
+    {HttpErrc::kBodyTooLarge, status::payload_too_large, "payload_too_large"},
+    {HttpErrc::kUnsupportedMediaType, status::unsupported_media_type, "unsupported_media_type"},
+    {HttpErrc::kInvalidField, status::unprocessable_entity, "invalid_argument"},
+    {HttpErrc::kNotBuiltYet, status::unprocessable_entity, "not_built_yet"},
+    {HttpErrc::kHeaderTooLarge, status::request_header_fields_too_large, "header_too_large"},
+    {HttpErrc::kNotReady, status::service_unavailable, "not_ready"},
+}};
+
+class HttpCategory final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "ticketd.http"; }
+  std::string message(int ev) const override {
+    switch (static_cast<HttpErrc>(ev)) {
+      case HttpErrc::kMalformed:
+        return "malformed request";
+      case HttpErrc::kUnauthorized:
+        return "unauthorized";
+      case HttpErrc::kNoRoute:
+        return "no such route";
+      case HttpErrc::kMethodNotAllowed:
+        return "method not allowed";
+      case HttpErrc::kBodyTooLarge:
+        return "body too large";
+      case HttpErrc::kUnsupportedMediaType:
+        return "unsupported media type";
+      case HttpErrc::kInvalidField:
+        return "invalid field";
+      case HttpErrc::kNotBuiltYet:
+        return "not built yet";
+      case HttpErrc::kHeaderTooLarge:
+        return "request header too large";
+      case HttpErrc::kNotReady:
+        return "not ready";
+    }
+    return "unknown http error";
+  }
+};
+
+}  // namespace
+
+const boost::system::error_category& http_category() noexcept {
+  static const HttpCategory category;
+  return category;
+}
+
+std::span<const ErrorMapping> error_mappings() { return kTable; }
+
+ErrorMapping map_error(const ErrorCode& ec) {
+  for (const auto& row : kTable) {
+    if (row.error == ec) return row;
+  }
+  return ErrorMapping{ec, status::internal_server_error, "internal"};
+}
+
+}  // namespace ticketd::http

@@ -1,0 +1,196 @@
+#include "server/http/http_session.h"
+
+#include <array>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "server/base/log.h"
+#include "server/http/error_mapping.h"
+#include "server/http/http_errc.h"
+#include "server/http/json_codec.h"
+
+namespace ticketd::http {
+namespace {
+
+namespace asio = net::asio;
+namespace bhttp = beast::http;
+using net::use_nothrow;
+
+constexpr std::size_t kReadChunk = 4096;
+// After answering a request we cannot continue (413, 431, 400), unread bytes still in flight
+// would turn close() into a reset that can destroy the answer before the client reads it; so
+// the session reads and discards a bounded amount first ("lingering close", as nginx does).
+constexpr std::size_t kLingerBytes = 1024 * 1024;
+constexpr std::chrono::milliseconds kLingerTimeout{1000};
+
+// Runs handle_request and resumes the awaiting coroutine on its own executor: the engine may
+// complete on its committer thread, and the stream must only be touched from the session's
+// strand. The tracked executor keeps the io_context running while the engine works.
+template <class CompletionToken>
+auto async_handle(const HttpDeps& deps, Request req, CompletionToken&& token) {
+  return asio::async_initiate<CompletionToken, void(Response)>(
+      [&deps](auto handler, Request request) {
+        auto ex = asio::prefer(asio::get_associated_executor(handler),
+                               asio::execution::outstanding_work.tracked);
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        handle_request(deps, std::move(request), [shared, ex](Response res) {
+          asio::post(ex, [shared, res = std::move(res)]() mutable { (*shared)(std::move(res)); });
+        });
+      },
+      token, std::move(req));
+}
+
+Response error_response(HttpErrc code, std::string_view message) {
+  const auto m = map_error(code);
+  Response res{m.status, 11};
+  res.set(bhttp::field::server, "ticketd");
+  res.set(bhttp::field::content_type, "application/json");
+  res.body() = error_body(m.code, message);
+  res.keep_alive(false);
+  res.prepare_payload();
+  return res;
+}
+
+// The answer to a read error that deserves one, or nullopt when the connection just ends
+// (EOF, reset, timeout, cancellation).
+std::optional<std::pair<HttpErrc, std::string>> answer_for(const beast::error_code& ec,
+                                                           const HttpOptions& o) {
+  if (ec == bhttp::error::body_limit) {
+    return std::pair{HttpErrc::kBodyTooLarge,
+                     "request body is larger than " + std::to_string(o.body_limit) + " bytes"};
+  }
+  if (ec == bhttp::error::header_limit) {
+    return std::pair{HttpErrc::kHeaderTooLarge,
+                     "request header is larger than " + std::to_string(o.header_limit) + " bytes"};
+  }
+  if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message) return std::nullopt;
+  if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
+    return std::pair{HttpErrc::kMalformed, "malformed HTTP request: " + ec.message()};
+  }
+  return std::nullopt;
+}
+
+class ConnectionGauge {
+ public:
+  explicit ConnectionGauge(metrics::Metrics& m) : m_(m) { m_.connection_opened("http"); }
+  ~ConnectionGauge() { m_.connection_closed("http"); }
+  ConnectionGauge(const ConnectionGauge&) = delete;
+  ConnectionGauge& operator=(const ConnectionGauge&) = delete;
+
+ private:
+  metrics::Metrics& m_;
+};
+
+asio::awaitable<void> linger_and_close(beast::tcp_stream& stream) {
+  beast::error_code ignored;
+  stream.socket().shutdown(net::tcp::socket::shutdown_send, ignored);
+  stream.expires_after(kLingerTimeout);
+  std::array<char, kReadChunk> sink{};
+  std::size_t drained = 0;
+  while (drained < kLingerBytes) {
+    auto [ec, n] = co_await stream.async_read_some(asio::buffer(sink), use_nothrow);
+    if (ec) break;
+    drained += n;
+  }
+  stream.close();
+}
+
+}  // namespace
+
+asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& deps) {
+  const auto ex = co_await asio::this_coro::executor;
+  auto stream = std::make_shared<beast::tcp_stream>(std::move(stream_in));
+  // The cancel function may run on any thread and after the session ended: it posts to the
+  // session's strand and only acts if the stream still exists.
+  net::SessionRegistration registration(deps.sessions, [weak = std::weak_ptr(stream), ex] {
+    asio::post(ex, [weak] {
+      if (auto s = weak.lock()) {
+        beast::error_code ignored;
+        s->socket().cancel(ignored);
+      }
+    });
+  });
+  if (!registration.admitted()) {
+    stream->close();
+    co_return;
+  }
+  ConnectionGauge gauge(deps.metrics);
+  const HttpOptions& o = deps.options;
+  beast::flat_buffer buffer;
+
+  for (;;) {
+    if (deps.sessions.stopping()) break;
+    if (buffer.size() == 0) {
+      // Between requests the connection may idle for idle_timeout; once the first byte of a
+      // request arrived, the whole request must arrive within read_timeout.
+      stream->expires_after(o.idle_timeout);
+      auto [ec, n] = co_await stream->async_read_some(buffer.prepare(kReadChunk), use_nothrow);
+      if (ec) {
+        log::debug("http session ended while idle: " + ec.message());
+        break;
+      }
+      buffer.commit(n);
+    }
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(o.header_limit));
+    parser.body_limit(o.body_limit);
+    stream->expires_after(o.read_timeout);
+    auto [hec, hn] = co_await bhttp::async_read_header(*stream, buffer, parser, use_nothrow);
+    beast::error_code ec = hec;
+    if (!ec && !parser.is_done() &&
+        beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+      // curl and others wait for this before sending a large body.
+      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
+      auto [cec, cn] = co_await bhttp::async_write(*stream, cont, use_nothrow);
+      ec = cec;
+    }
+    if (!ec && !parser.is_done()) {
+      auto [bec, bn] = co_await bhttp::async_read(*stream, buffer, parser, use_nothrow);
+      ec = bec;
+    }
+    if (ec) {
+      auto answer = answer_for(ec, o);
+      if (!answer) {
+        log::debug("http session ended while reading: " + ec.message());
+        break;
+      }
+      deps.metrics.error("http", map_error(answer->first).code);
+      auto res = error_response(answer->first, answer->second);
+      stream->expires_after(o.read_timeout);
+      auto [wec, wn] = co_await bhttp::async_write(*stream, res, use_nothrow);
+      if (!wec) co_await linger_and_close(*stream);
+      break;
+    }
+
+    Response res = co_await async_handle(deps, parser.release(), asio::use_awaitable);
+    if (deps.sessions.stopping()) res.keep_alive(false);
+    stream->expires_after(o.read_timeout);
+    auto [wec, wn] = co_await bhttp::async_write(*stream, res, use_nothrow);
+    if (wec) {
+      log::debug("http session ended while writing: " + wec.message());
+      break;
+    }
+    if (!res.keep_alive()) {
+      beast::error_code ignored;
+      stream->socket().shutdown(net::tcp::socket::shutdown_send, ignored);
+      break;
+    }
+  }
+  beast::error_code ignored;
+  stream->socket().close(ignored);
+}
+
+}  // namespace ticketd::http

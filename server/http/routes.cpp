@@ -1,0 +1,548 @@
+#include "server/http/routes.h"
+
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
+#include <cctype>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "server/core/ticket_errc.h"
+#include "server/http/auth.h"
+#include "server/http/error_mapping.h"
+#include "server/http/http_errc.h"
+#include "server/http/json_codec.h"
+
+namespace ticketd::http {
+namespace {
+
+namespace json = boost::json;
+using beast::http::field;
+using beast::http::status;
+using beast::http::verb;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kFrontend = "http";
+constexpr std::string_view kJson = "application/json";
+
+enum class Route {
+  kHealthz,
+  kReadyz,
+  kMetrics,
+  kSequences,
+  kSequence,
+  kNext,
+  kBlocks,
+  kUnmatched,
+};
+
+// Route names are the `route` label of ticketd_request_duration_seconds.
+std::string_view route_label(Route r, verb method) {
+  switch (r) {
+    case Route::kHealthz:
+      return "healthz";
+    case Route::kReadyz:
+      return "readyz";
+    case Route::kMetrics:
+      return "metrics";
+    case Route::kSequences:
+      return "sequences_list";
+    case Route::kSequence:
+      switch (method) {
+        case verb::get:
+          return "sequence_get";
+        case verb::put:
+          return "sequence_put";
+        case verb::patch:
+          return "sequence_patch";
+        case verb::delete_:
+          return "sequence_delete";
+        default:
+          return "sequence";
+      }
+    case Route::kNext:
+      return "next";
+    case Route::kBlocks:
+      return method == verb::post ? "blocks_lease" : "blocks_list";
+    case Route::kUnmatched:
+      return "unmatched";
+  }
+  return "unmatched";
+}
+
+std::string_view allowed_methods(Route r) {
+  switch (r) {
+    case Route::kHealthz:
+    case Route::kReadyz:
+    case Route::kMetrics:
+    case Route::kSequences:
+      return "GET";
+    case Route::kSequence:
+      return "GET, PUT, PATCH, DELETE";
+    case Route::kNext:
+      return "POST";
+    case Route::kBlocks:
+      return "GET, POST";
+    case Route::kUnmatched:
+      return "";
+  }
+  return "";
+}
+
+bool method_allowed(Route r, verb m) {
+  switch (r) {
+    case Route::kHealthz:
+    case Route::kReadyz:
+    case Route::kMetrics:
+    case Route::kSequences:
+      return m == verb::get;
+    case Route::kSequence:
+      return m == verb::get || m == verb::put || m == verb::patch || m == verb::delete_;
+    case Route::kNext:
+      return m == verb::post;
+    case Route::kBlocks:
+      return m == verb::get || m == verb::post;
+    case Route::kUnmatched:
+      return false;
+  }
+  return false;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decoding of one path segment or query component; nullopt on a bad escape.
+std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%') {
+      if (i + 2 >= s.size()) return std::nullopt;
+      const int hi = hex_digit(s[i + 1]);
+      const int lo = hex_digit(s[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else if (plus_is_space && s[i] == '+') {
+      out.push_back(' ');
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+struct Target {
+  Route route = Route::kUnmatched;
+  std::string name;  // the decoded {name} segment
+  std::map<std::string, std::string, std::less<>> query;
+};
+
+DetailedResult<Target> parse_target(std::string_view target) {
+  Target t;
+  std::string_view path = target;
+  std::string_view query;
+  if (auto q = target.find('?'); q != std::string_view::npos) {
+    path = target.substr(0, q);
+    query = target.substr(q + 1);
+  }
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto part = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (part.empty()) continue;
+    auto eq = part.find('=');
+    auto key = percent_decode(part.substr(0, eq), true);
+    auto value = percent_decode(eq == std::string_view::npos ? "" : part.substr(eq + 1), true);
+    if (!key || !value) return Error{HttpErrc::kMalformed, "bad percent-encoding in the query"};
+    t.query[*key] = *value;
+  }
+  if (path == "/healthz") {
+    t.route = Route::kHealthz;
+  } else if (path == "/readyz") {
+    t.route = Route::kReadyz;
+  } else if (path == "/metrics") {
+    t.route = Route::kMetrics;
+  } else if (path == "/v1/sequences") {
+    t.route = Route::kSequences;
+  } else if (constexpr std::string_view kPrefix = "/v1/sequences/"; path.starts_with(kPrefix)) {
+    auto rest = path.substr(kPrefix.size());
+    auto slash = rest.find('/');
+    auto segment = rest.substr(0, slash);
+    auto tail = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
+    if (segment.empty()) return t;
+    if (tail.empty()) {
+      t.route = Route::kSequence;
+    } else if (tail == "/next") {
+      t.route = Route::kNext;
+    } else if (tail == "/blocks") {
+      t.route = Route::kBlocks;
+    } else {
+      return t;
+    }
+    auto name = percent_decode(segment, false);
+    if (!name) return Error{HttpErrc::kMalformed, "bad percent-encoding in the sequence name"};
+    t.name = std::move(*name);
+  }
+  return t;
+}
+
+// Builds responses for one request and reports them to the metrics. Copyable, so it can ride
+// in the engine's std::function callbacks; `done` is shared because it must run once.
+class Reply {
+ public:
+  Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done)
+      : deps_(&deps),
+        version_(req.version()),
+        keep_alive_(req.keep_alive()),
+        start_(Clock::now()),
+        done_(std::make_shared<std::function<void(Response)>>(std::move(done))) {}
+
+  void set_route(std::string_view route) { route_ = route; }
+  [[nodiscard]] const HttpDeps& deps() const { return *deps_; }
+
+  void send(Response res) const {
+    res.version(version_);
+    res.keep_alive(keep_alive_);
+    res.set(field::server, "ticketd");
+    if (!res.has_content_length() && res.result() != status::no_content) res.prepare_payload();
+    const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+    deps_->metrics.request_latency(kFrontend, route_, seconds);
+    (*done_)(std::move(res));
+  }
+
+  void json(status st, const json::value& body) const {
+    Response res{st, version_};
+    res.set(field::content_type, kJson);
+    res.set(field::cache_control, "no-store");
+    res.body() = json::serialize(body);
+    res.prepare_payload();
+    send(std::move(res));
+  }
+
+  void no_content() const {
+    Response res{status::no_content, version_};
+    res.set(field::cache_control, "no-store");
+    send(std::move(res));
+  }
+
+  void fail(const Error& e, std::string_view allow = {}) const {
+    const auto m = map_error(e.code);
+    deps_->metrics.error(kFrontend, m.code);
+    Response res{m.status, version_};
+    res.set(field::content_type, kJson);
+    res.set(field::cache_control, "no-store");
+    if (!allow.empty()) res.set(field::allow, allow);
+    if (m.status == status::unauthorized)
+      res.set(field::www_authenticate, "Bearer realm=\"ticketd\"");
+    if (e.code == TicketErrc::kRetryLater) res.set(field::retry_after, "1");
+    // The message is what the engine wrote; 500s carry it too, since ticketd's messages never
+    // hold secrets and an operator needs them.
+    res.body() = error_body(m.code, e.message.empty() ? e.code.message() : e.message);
+    res.prepare_payload();
+    send(std::move(res));
+  }
+
+  void fail(ErrorCode code, std::string message) const { fail(Error{code, std::move(message)}); }
+
+ private:
+  const HttpDeps* deps_;
+  unsigned version_;
+  bool keep_alive_;
+  Clock::time_point start_;
+  std::string_view route_ = "unmatched";
+  std::shared_ptr<std::function<void(Response)>> done_;
+};
+
+bool is_json_content_type(std::string_view ct) {
+  auto semi = ct.find(';');
+  auto media = ct.substr(0, semi);
+  while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
+  while (!media.empty() && (media.front() == ' ' || media.front() == '\t')) media.remove_prefix(1);
+  if (media.size() != kJson.size()) return false;
+  for (std::size_t i = 0; i < media.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(media[i])) != kJson[i]) return false;
+  }
+  return true;
+}
+
+// Parses a JSON body, with the media type checked first (415 before 400/422).
+DetailedResult<json::object> body_object(const Request& req,
+                                         std::initializer_list<std::string_view> allowed) {
+  if (!req.body().empty() && !is_json_content_type(req[field::content_type])) {
+    return Error{HttpErrc::kUnsupportedMediaType,
+                 "request body must be application/json (Content-Type was '" +
+                     std::string(req[field::content_type]) + "')"};
+  }
+  auto obj = parse_object(req.body());
+  if (!obj) return obj.error();
+  if (auto r = reject_unknown_fields(*obj, allowed); !r) return r.error();
+  return obj;
+}
+
+DetailedResult<void> reject_unknown_query(const Target& t,
+                                          std::initializer_list<std::string_view> allowed) {
+  for (const auto& [k, _] : t.query) {
+    bool known = false;
+    for (auto a : allowed) known = known || k == a;
+    if (!known) return Error{HttpErrc::kInvalidField, "unknown query parameter '" + k + "'"};
+  }
+  return {};
+}
+
+Error unknown_sequence(std::string_view name) {
+  return Error{TicketErrc::kUnknownSequence, "sequence '" + std::string(name) + "' does not exist"};
+}
+
+void get_sequences(const Reply& reply) {
+  json::array list;
+  for (const auto& info : reply.deps().tickets.list()) list.push_back(sequence_json(info));
+  reply.json(status::ok, json::object{{"sequences", std::move(list)}});
+}
+
+void get_sequence(const Reply& reply, const std::string& name) {
+  auto seq = reply.deps().tickets.find(name);
+  if (!seq) return reply.fail(unknown_sequence(name));
+  reply.json(status::ok, sequence_json(seq->info()));
+}
+
+void put_sequence(const Reply& reply, const Request& req, const std::string& name) {
+  auto body =
+      body_object(req, {"name", "kind", "start", "increment", "offset", "max_value", "cache"});
+  if (!body) return reply.fail(body.error());
+  SequenceSpec spec;
+  spec.name = name;
+  if (auto n = read_string(*body, "name"); !n) {
+    return reply.fail(n.error());
+  } else if (*n && **n != name) {
+    return reply.fail(
+        HttpErrc::kInvalidField,
+        "field 'name' ('" + **n + "') differs from the name in the path ('" + name + "')");
+  }
+  auto kind = read_string(*body, "kind");
+  if (!kind) return reply.fail(kind.error());
+  if (*kind) {
+    auto k = parse_kind(**kind);
+    if (!k) return reply.fail(HttpErrc::kInvalidField, "unknown kind '" + **kind + "'");
+    // Gapless and Snowflake sequences have their own issues; until they land only ticket works.
+    if (*k != SequenceKind::kTicket) {
+      return reply.fail(HttpErrc::kNotBuiltYet, "kind '" + **kind + "' is not built yet");
+    }
+    spec.kind = *k;
+  }
+  auto start = read_id(*body, "start");
+  auto max_value = read_id(*body, "max_value");
+  auto increment = read_integer(*body, "increment", 1, 65535);
+  auto offset = read_integer(*body, "offset", 1, 65535);
+  auto cache = read_integer(*body, "cache", 1, std::uint64_t{1} << 53);
+  for (const auto* r : {&start, &max_value, &increment, &offset, &cache}) {
+    if (!*r) return reply.fail(r->error());
+  }
+  if (*start) spec.start = **start;
+  if (*max_value) spec.max_value = **max_value;
+  if (*increment) spec.increment = **increment;
+  if (*offset) spec.offset = **offset;
+  if (*cache) spec.cache = **cache;
+  reply.deps().tickets.create(spec, CreateOptions{}, [reply, name](DetailedResult<void> r) {
+    if (!r) return reply.fail(r.error());
+    auto seq = reply.deps().tickets.find(name);
+    if (!seq) return reply.fail(unknown_sequence(name));  // dropped right after creation
+    reply.json(status::created, sequence_json(seq->info()));
+  });
+}
+
+void patch_sequence(const Reply& reply, const Request& req, const std::string& name) {
+  auto body = body_object(req, {"next"});
+  if (!body) return reply.fail(body.error());
+  auto next = read_id(*body, "next");
+  if (!next) return reply.fail(next.error());
+  if (!*next) return reply.fail(HttpErrc::kInvalidField, "field 'next' is required");
+  auto seq = reply.deps().tickets.find(name);
+  if (!seq) return reply.fail(unknown_sequence(name));
+  // The engine treats a smaller target as a no-op (as MySQL does); over HTTP a backwards move
+  // is almost certainly a mistake, so it is refused. A concurrent issue between this check and
+  // advance_to can only make the target smaller than the next value, which is still safe.
+  const auto before = seq->info();
+  if (!before.exhausted && **next < before.next_value) {
+    return reply.fail(TicketErrc::kInvalidArgument,
+                      "next " + std::to_string(**next) + " is below the next value " +
+                          std::to_string(before.next_value) + " of '" + name +
+                          "': a sequence never moves back");
+  }
+  reply.deps().tickets.advance_to(name, **next, [reply, seq](DetailedResult<Block> r) {
+    if (!r) return reply.fail(r.error());
+    reply.json(status::ok, sequence_json(seq->info()));
+  });
+}
+
+void delete_sequence(const Reply& reply, const std::string& name) {
+  reply.deps().tickets.drop(name, [reply](DetailedResult<void> r) {
+    if (!r) return reply.fail(r.error());
+    reply.no_content();
+  });
+}
+
+void post_next(const Reply& reply, const Request& req, const std::string& name) {
+  auto body = body_object(req, {"count"});
+  if (!body) return reply.fail(body.error());
+  auto count = read_integer(*body, "count", 1, kMaxIdsPerRequest);
+  if (!count) return reply.fail(count.error());
+  const std::uint64_t n = count->value_or(1);
+  reply.deps().tickets.next(name, n, [reply, name](DetailedResult<Block> r) {
+    if (!r) return reply.fail(r.error());
+    reply.deps().metrics.ids_issued(name, kFrontend, r->count);
+    json::array ids;
+    ids.reserve(r->count);
+    for (std::uint64_t i = 0; i < r->count; ++i) {
+      ids.push_back(json::value(std::to_string(r->first + i * r->step)));
+    }
+    reply.json(status::ok, json::object{{"sequence", name}, {"ids", std::move(ids)}});
+  });
+}
+
+DetailedResult<void> check_holder(const std::string& holder) {
+  if (holder.size() > kMaxHolderLength) {
+    return Error{HttpErrc::kInvalidField,
+                 "'holder' must be at most " + std::to_string(kMaxHolderLength) + " bytes"};
+  }
+  for (unsigned char c : holder) {
+    if (c < 0x20 || c == 0x7f) {
+      return Error{HttpErrc::kInvalidField, "'holder' must not contain control characters"};
+    }
+  }
+  return {};
+}
+
+void post_block(const Reply& reply, const Request& req, const std::string& name) {
+  auto body = body_object(req, {"size", "holder"});
+  if (!body) return reply.fail(body.error());
+  auto size = read_integer(*body, "size", 1, reply.deps().options.max_block_size);
+  if (!size) return reply.fail(size.error());
+  if (!*size) return reply.fail(HttpErrc::kInvalidField, "field 'size' is required");
+  auto holder = read_string(*body, "holder");
+  if (!holder) return reply.fail(holder.error());
+  std::string h = holder->value_or("");
+  if (auto ok = check_holder(h); !ok) return reply.fail(ok.error());
+  // Durable twice before the reply: next() hands out values only under a synced ceiling, and
+  // the lease record is its own synced write through the same committer. If the record fails
+  // the values are lost (a gap), never issued twice.
+  reply.deps().tickets.next(
+      name, **size, [reply, name, h = std::move(h)](DetailedResult<Block> r) mutable {
+        if (!r) return reply.fail(r.error());
+        reply.deps().metrics.ids_issued(name, kFrontend, r->count);
+        reply.deps().metrics.block_leased(name, kFrontend, r->count);
+        reply.deps().leases.record(name, *r, std::move(h), [reply](DetailedResult<Lease> lease) {
+          if (!lease) return reply.fail(lease.error());
+          reply.json(status::created, lease_json(*lease));
+        });
+      });
+}
+
+void get_blocks(const Reply& reply, const Target& t) {
+  if (auto r = reject_unknown_query(t, {"limit"}); !r) return reply.fail(r.error());
+  std::size_t limit = kDefaultLeaseListLimit;
+  if (auto it = t.query.find("limit"); it != t.query.end()) {
+    auto n = parse_decimal(it->second);
+    if (!n || *n < 1 || *n > kMaxLeaseListLimit) {
+      return reply.fail(HttpErrc::kInvalidField,
+                        "'limit' must be an integer in 1.." + std::to_string(kMaxLeaseListLimit));
+    }
+    limit = *n;
+  }
+  if (!reply.deps().tickets.exists(t.name)) return reply.fail(unknown_sequence(t.name));
+  auto leases = reply.deps().leases.recent(t.name, limit);
+  if (!leases) return reply.fail(leases.error());
+  json::array list;
+  for (const auto& l : *leases) list.push_back(lease_json(l));
+  reply.json(status::ok, json::object{{"sequence", t.name}, {"leases", std::move(list)}});
+}
+
+void get_metrics(const Reply& reply) {
+  Response res{status::ok, 11};
+  res.set(field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+  res.body() = reply.deps().metrics.serialize();
+  res.prepare_payload();
+  reply.send(std::move(res));
+}
+
+}  // namespace
+
+void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done) {
+  Reply reply(deps, req, std::move(done));
+  auto target = parse_target(req.target());
+  if (!target) return reply.fail(target.error());
+  const Target& t = *target;
+  reply.set_route(route_label(t.route, req.method()));
+
+  const bool under_v1 = req.target().starts_with("/v1/") || t.route == Route::kSequences;
+  const bool needs_token =
+      !deps.options.tokens.empty() &&
+      (under_v1 || (t.route == Route::kMetrics && !deps.options.metrics_public));
+  // Authentication comes before 404/405 so that, without a token, nothing about /v1 leaks.
+  if (needs_token && !authorized(deps.options.tokens, req[field::authorization])) {
+    deps.metrics.auth_failure(kFrontend);
+    return reply.fail(HttpErrc::kUnauthorized,
+                      "a valid 'Authorization: Bearer <token>' is required");
+  }
+  if (t.route == Route::kUnmatched) {
+    return reply.fail(HttpErrc::kNoRoute, "no route for '" + std::string(req.target()) + "'");
+  }
+  if (!method_allowed(t.route, req.method())) {
+    return reply.fail(Error{HttpErrc::kMethodNotAllowed,
+                            "method " + std::string(req.method_string()) + " is not allowed on '" +
+                                std::string(req.target()) + "'"},
+                      allowed_methods(t.route));
+  }
+  // The session enforces the limit while reading; this covers callers that build requests.
+  if (req.body().size() > deps.options.body_limit) {
+    return reply.fail(
+        HttpErrc::kBodyTooLarge,
+        "request body is larger than " + std::to_string(deps.options.body_limit) + " bytes");
+  }
+  if (t.route != Route::kBlocks) {
+    if (auto r = reject_unknown_query(t, {}); under_v1 && !r) return reply.fail(r.error());
+  }
+
+  switch (t.route) {
+    case Route::kHealthz:
+      return reply.json(status::ok, json::object{{"status", "ok"}});
+    case Route::kReadyz:
+      if (deps.storage_ready && !deps.storage_ready()) {
+        return reply.fail(HttpErrc::kNotReady, "storage is not open or not writable");
+      }
+      return reply.json(status::ok, json::object{{"status", "ready"}});
+    case Route::kMetrics:
+      return get_metrics(reply);
+    case Route::kSequences:
+      return get_sequences(reply);
+    case Route::kSequence:
+      switch (req.method()) {
+        case verb::get:
+          return get_sequence(reply, t.name);
+        case verb::put:
+          return put_sequence(reply, req, t.name);
+        case verb::patch:
+          return patch_sequence(reply, req, t.name);
+        default:
+          return delete_sequence(reply, t.name);
+      }
+    case Route::kNext:
+      return post_next(reply, req, t.name);
+    case Route::kBlocks:
+      if (req.method() == verb::post) return post_block(reply, req, t.name);
+      return get_blocks(reply, t);
+    case Route::kUnmatched:
+      break;
+  }
+  reply.fail(HttpErrc::kNoRoute, "no route");
+}
+
+}  // namespace ticketd::http

@@ -1,0 +1,60 @@
+// The HTTP/JSON API as a pure function from request to response (no sockets).
+#pragma once
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "server/core/clock.h"
+#include "server/core/lease_log.h"
+#include "server/core/ticket_service.h"
+#include "server/metrics/metrics.h"
+#include "server/net/session_registry.h"
+
+namespace ticketd::http {
+
+namespace beast = boost::beast;
+
+using Request = beast::http::request<beast::http::string_body>;
+using Response = beast::http::response<beast::http::string_body>;
+
+/// Settings of the HTTP front end (from the `http:` section of the config).
+struct HttpOptions {
+  std::vector<std::string> tokens;  // empty: no auth; never logged
+  std::uint64_t max_block_size = 100000;
+  bool metrics_public = false;  // /metrics without a token
+  std::size_t header_limit = 16 * 1024;
+  std::size_t body_limit = 1024 * 1024;
+  std::chrono::milliseconds read_timeout{30000};  // to read one request once it started
+  std::chrono::milliseconds idle_timeout{60000};  // between requests on a kept-alive connection
+};
+
+/// What the front end works with. Owned by the daemon; every member outlives all sessions.
+/// `storage_ready` answers /readyz (storage open and writable); it runs on an I/O thread and
+/// must not block.
+struct HttpDeps {
+  TicketService& tickets;
+  LeaseLog& leases;
+  metrics::Metrics& metrics;
+  const Clock& clock;
+  net::SessionRegistry& sessions;
+  std::function<bool()> storage_ready;
+  HttpOptions options;
+};
+
+inline constexpr std::size_t kMaxIdsPerRequest = 10000;
+inline constexpr std::size_t kDefaultLeaseListLimit = 20;
+inline constexpr std::size_t kMaxLeaseListLimit = 1000;
+inline constexpr std::size_t kMaxHolderLength = 128;
+
+/// Answers one request. `done` is called exactly once, inline or on the engine's committer
+/// thread: it must only hand the response over to the session's own executor. Records request
+/// latency, errors and issued IDs in `deps.metrics`. Thread safety: may be called concurrently.
+void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done);
+
+}  // namespace ticketd::http

@@ -1,0 +1,210 @@
+#include "server/metrics/metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <vector>
+
+namespace ticketd::metrics {
+namespace {
+
+using prometheus::Labels;
+
+// Weight of the newest interval in the smoothed issue rate behind the exhaustion estimate.
+constexpr double kRateSmoothing = 0.5;
+// Intervals shorter than this are merged into the next scrape, so two scrapes in a row do not
+// turn a burst into a wild rate.
+constexpr std::int64_t kMinRateIntervalMs = 1000;
+
+prometheus::Family<prometheus::Counter>& counter(prometheus::Registry& r, const std::string& name,
+                                                 const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(r);
+}
+prometheus::Family<prometheus::Gauge>& gauge(prometheus::Registry& r, const std::string& name,
+                                             const std::string& help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(r);
+}
+prometheus::Family<prometheus::Histogram>& histogram(prometheus::Registry& r,
+                                                     const std::string& name,
+                                                     const std::string& help) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(r);
+}
+
+const prometheus::Histogram::BucketBoundaries& latency_buckets() {
+  static const prometheus::Histogram::BucketBoundaries b{
+      0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
+  return b;
+}
+const prometheus::Histogram::BucketBoundaries& size_buckets() {
+  static const prometheus::Histogram::BucketBoundaries b{1,     10,     100,     1000,
+                                                         10000, 100000, 1000000, 10000000};
+  return b;
+}
+
+std::string s(std::string_view v) { return std::string(v); }
+
+}  // namespace
+
+Metrics::Metrics(const TicketService& tickets, const GroupCommitter& committer, const Clock& clock)
+    : tickets_(tickets),
+      committer_(committer),
+      clock_(clock),
+      registry_(std::make_unique<prometheus::Registry>()),
+      ids_issued_(counter(*registry_, "ticketd_ids_issued_total",
+                          "Values handed out, per sequence and front end (blocks included)")),
+      blocks_leased_(counter(*registry_, "ticketd_blocks_leased_total",
+                             "Hi-lo blocks leased, per sequence and front end")),
+      block_size_(histogram(*registry_, "ticketd_block_size_values", "Values per leased block")),
+      open_connections_(
+          gauge(*registry_, "ticketd_open_connections", "Open client connections per front end")),
+      connections_(counter(*registry_, "ticketd_connections_total",
+                           "Client connections accepted per front end")),
+      auth_failures_(
+          counter(*registry_, "ticketd_auth_failures_total", "Rejected credentials per front end")),
+      errors_(counter(*registry_, "ticketd_errors_total",
+                      "Errors returned to clients, per front end and error code")),
+      request_seconds_(histogram(*registry_, "ticketd_request_duration_seconds",
+                                 "Request latency per front end and route")),
+      durable_writes_(counter(*registry_, "ticketd_durable_writes_total",
+                              "Synced commits performed by the group committer")),
+      durable_requests_(counter(*registry_, "ticketd_durable_write_requests_total",
+                                "Write requests carried by those commits (group commit factor)")),
+      durable_failures_(
+          counter(*registry_, "ticketd_durable_write_failures_total", "Failed synced commits")),
+      durable_seconds_(counter(*registry_, "ticketd_durable_write_seconds_total",
+                               "Time spent in synced commits (divide by writes for the mean)")),
+      durable_last_seconds_(gauge(*registry_, "ticketd_durable_write_last_seconds",
+                                  "Latency of the most recent synced commit")),
+      values_reserved_(counter(*registry_, "ticketd_values_reserved_total",
+                               "Values reserved by raising durable ceilings, per sequence "
+                               "(divide by durable writes for values per write)")),
+      remaining_(gauge(*registry_, "ticketd_sequence_remaining_values",
+                       "Values left before max_value, per sequence")),
+      exhaustion_seconds_(gauge(*registry_, "ticketd_sequence_exhaustion_seconds",
+                                "Estimated seconds until max_value at the recent issue rate "
+                                "(+Inf when idle)")),
+      next_value_(gauge(*registry_, "ticketd_sequence_next_value",
+                        "The value the next request would get, per sequence (0 when exhausted; "
+                        "a float: exact only below 2^53)")),
+      durable_ceiling_(gauge(*registry_, "ticketd_sequence_durable_ceiling",
+                             "Highest value a synced write allows, per sequence (a float)")) {
+  std::lock_guard lock(scrape_mutex_);
+  last_stats_ = committer_.stats();
+  const auto now = clock_.now_unix_ms();
+  for (const auto& info : tickets_.list()) {
+    samples_[info.spec.name] = SequenceSample{now, info.issued, info.durable_ceiling, 0};
+  }
+}
+
+Metrics::~Metrics() = default;
+
+void Metrics::ids_issued(std::string_view sequence, std::string_view frontend, std::uint64_t n) {
+  ids_issued_.Add({{"sequence", s(sequence)}, {"frontend", s(frontend)}})
+      .Increment(static_cast<double>(n));
+}
+
+void Metrics::block_leased(std::string_view sequence, std::string_view frontend,
+                           std::uint64_t size) {
+  blocks_leased_.Add({{"sequence", s(sequence)}, {"frontend", s(frontend)}}).Increment();
+  block_size_.Add({{"sequence", s(sequence)}}, size_buckets()).Observe(static_cast<double>(size));
+}
+
+void Metrics::connection_opened(std::string_view frontend) {
+  open_connections_.Add({{"frontend", s(frontend)}}).Increment();
+  connections_.Add({{"frontend", s(frontend)}}).Increment();
+}
+
+void Metrics::connection_closed(std::string_view frontend) {
+  open_connections_.Add({{"frontend", s(frontend)}}).Decrement();
+}
+
+void Metrics::auth_failure(std::string_view frontend) {
+  auth_failures_.Add({{"frontend", s(frontend)}}).Increment();
+}
+
+void Metrics::error(std::string_view frontend, std::string_view code) {
+  errors_.Add({{"frontend", s(frontend)}, {"code", s(code)}}).Increment();
+}
+
+void Metrics::request_latency(std::string_view frontend, std::string_view route, double seconds) {
+  request_seconds_.Add({{"frontend", s(frontend)}, {"route", s(route)}}, latency_buckets())
+      .Observe(seconds);
+}
+
+void Metrics::refresh_engine_locked() {
+  const auto stats = committer_.stats();
+  auto delta = [](std::uint64_t now, std::uint64_t before) {
+    return static_cast<double>(now >= before ? now - before : 0);
+  };
+  durable_writes_.Add({}).Increment(delta(stats.commits, last_stats_.commits));
+  durable_requests_.Add({}).Increment(delta(stats.requests, last_stats_.requests));
+  durable_failures_.Add({}).Increment(delta(stats.failures, last_stats_.failures));
+  durable_seconds_.Add({}).Increment(delta(stats.total_latency_ns, last_stats_.total_latency_ns) /
+                                     1e9);
+  durable_last_seconds_.Add({}).Set(static_cast<double>(stats.last_latency_ns) / 1e9);
+  last_stats_ = stats;
+
+  const auto now = clock_.now_unix_ms();
+  std::set<std::string, std::less<>> live;
+  for (const auto& info : tickets_.list()) {
+    const auto& name = info.spec.name;
+    live.insert(name);
+    const Labels labels{{"sequence", name}};
+    // A sequence first seen here was created at run time: its reservations count from its start.
+    auto [it, fresh] = samples_.try_emplace(
+        name, SequenceSample{now, 0, std::min(info.durable_ceiling, info.spec.start - 1), 0});
+    auto& sample = it->second;
+    auto& reserved = values_reserved_.Add(labels);
+    if (info.durable_ceiling > sample.ceiling) {
+      reserved.Increment(static_cast<double>((info.durable_ceiling - sample.ceiling) /
+                                             std::max<std::uint64_t>(1, info.spec.increment)));
+      sample.ceiling = info.durable_ceiling;
+    }
+    const auto dt_ms = now - sample.at_ms;
+    if (!fresh && dt_ms >= kMinRateIntervalMs) {
+      const double issued = delta(info.issued, sample.issued);
+      const double rate = issued * 1000.0 / static_cast<double>(dt_ms);
+      sample.rate_per_s = sample.rate_per_s == 0
+                              ? rate
+                              : kRateSmoothing * rate + (1 - kRateSmoothing) * sample.rate_per_s;
+      sample.at_ms = now;
+      sample.issued = info.issued;
+    } else if (fresh) {
+      sample.issued = info.issued;
+    }
+    const auto remaining = static_cast<double>(info.remaining);
+    remaining_.Add(labels).Set(remaining);
+    exhaustion_seconds_.Add(labels).Set(sample.rate_per_s > 0
+                                            ? remaining / sample.rate_per_s
+                                            : std::numeric_limits<double>::infinity());
+    next_value_.Add(labels).Set(static_cast<double>(info.next_value));
+    durable_ceiling_.Add(labels).Set(static_cast<double>(info.durable_ceiling));
+  }
+  // Dropped sequences: their gauges go away (counters stay, as Prometheus expects).
+  for (auto it = samples_.begin(); it != samples_.end();) {
+    if (live.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    const Labels labels{{"sequence", it->first}};
+    for (auto* family : {&remaining_, &exhaustion_seconds_, &next_value_, &durable_ceiling_}) {
+      if (family->Has(labels)) family->Remove(&family->Add(labels));
+    }
+    it = samples_.erase(it);
+  }
+}
+
+std::string Metrics::serialize() {
+  std::lock_guard lock(scrape_mutex_);
+  refresh_engine_locked();
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+}  // namespace ticketd::metrics

@@ -1,0 +1,90 @@
+// Prometheus metrics of the daemon: counters fed by the front ends, engine state read at scrape.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "server/core/clock.h"
+#include "server/core/group_committer.h"
+#include "server/core/ticket_service.h"
+
+namespace prometheus {
+class Registry;
+class Counter;
+class Gauge;
+class Histogram;
+template <typename T>
+class Family;
+}  // namespace prometheus
+
+namespace ticketd::metrics {
+
+/// Owns a prometheus::Registry with every ticketd metric. Front ends report events through the
+/// named members; serialize() reads the engine (GroupCommitter::stats(), TicketService::list())
+/// and renders the Prometheus text format, which the HTTP front end serves at /metrics. This is
+/// the only user of prometheus-cpp. The service, committer and clock must outlive it.
+/// Thread safety: all members may be called concurrently.
+class Metrics {
+ public:
+  Metrics(const TicketService& tickets, const GroupCommitter& committer, const Clock& clock);
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  /// `n` values handed out (single tickets and leased blocks alike).
+  void ids_issued(std::string_view sequence, std::string_view frontend, std::uint64_t n);
+  /// One block of `size` values leased (also report its values through ids_issued).
+  void block_leased(std::string_view sequence, std::string_view frontend, std::uint64_t size);
+  void connection_opened(std::string_view frontend);
+  void connection_closed(std::string_view frontend);
+  void auth_failure(std::string_view frontend);
+  /// An error returned to a client; `code` is the front end's error code ("not_found", "1146").
+  void error(std::string_view frontend, std::string_view code);
+  void request_latency(std::string_view frontend, std::string_view route, double seconds);
+
+  /// The Prometheus text exposition format (version 0.0.4).
+  [[nodiscard]] std::string serialize();
+
+ private:
+  struct SequenceSample {
+    std::int64_t at_ms = 0;
+    std::uint64_t issued = 0;
+    std::uint64_t ceiling = 0;  // durable ceiling
+    double rate_per_s = 0;      // smoothed issue rate
+  };
+  void refresh_engine_locked();
+
+  const TicketService& tickets_;
+  const GroupCommitter& committer_;
+  const Clock& clock_;
+  std::unique_ptr<prometheus::Registry> registry_;
+
+  prometheus::Family<prometheus::Counter>& ids_issued_;
+  prometheus::Family<prometheus::Counter>& blocks_leased_;
+  prometheus::Family<prometheus::Histogram>& block_size_;
+  prometheus::Family<prometheus::Gauge>& open_connections_;
+  prometheus::Family<prometheus::Counter>& connections_;
+  prometheus::Family<prometheus::Counter>& auth_failures_;
+  prometheus::Family<prometheus::Counter>& errors_;
+  prometheus::Family<prometheus::Histogram>& request_seconds_;
+  prometheus::Family<prometheus::Counter>& durable_writes_;
+  prometheus::Family<prometheus::Counter>& durable_requests_;
+  prometheus::Family<prometheus::Counter>& durable_failures_;
+  prometheus::Family<prometheus::Counter>& durable_seconds_;
+  prometheus::Family<prometheus::Gauge>& durable_last_seconds_;
+  prometheus::Family<prometheus::Counter>& values_reserved_;
+  prometheus::Family<prometheus::Gauge>& remaining_;
+  prometheus::Family<prometheus::Gauge>& exhaustion_seconds_;
+  prometheus::Family<prometheus::Gauge>& next_value_;
+  prometheus::Family<prometheus::Gauge>& durable_ceiling_;
+
+  std::mutex scrape_mutex_;  // one scrape at a time; guards what follows
+  GroupCommitter::Stats last_stats_;
+  std::map<std::string, SequenceSample, std::less<>> samples_;
+};
+
+}  // namespace ticketd::metrics

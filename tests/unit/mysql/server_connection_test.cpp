@@ -1,0 +1,283 @@
+// ServerConnection conversations scripted in bytes: a client built from the codec's client-side
+// encoders talks to a ServerConnection over an engine on a memory store. No sockets.
+#include "server/mysql/server_connection.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "server/mysql/protocol/column_definition.h"
+#include "server/mysql/protocol/generic_packets.h"
+#include "server/mysql/protocol/handshake.h"
+#include "server/mysql/protocol/packet_writer.h"
+#include "storage/memory_counter_store.h"
+#include "tests/unit/mysql/protocol/test_util.h"
+
+namespace ticketd::mysql {
+namespace {
+
+constexpr Capabilities kModernClient =
+    kClientLongPassword | kClientLongFlag | kClientConnectWithDb | kClientProtocol41 |
+    kClientTransactions | kClientSecureConnection | kClientMultiStatements | kClientMultiResults |
+    kClientPsMultiResults | kClientPluginAuth | kClientPluginAuthLenencClientData |
+    kClientDeprecateEof;
+
+struct Packet {
+  std::uint8_t seq;
+  std::string payload;
+};
+
+// Splits framed bytes back into packets (no continuation packets in these tests).
+std::vector<Packet> unframe(const std::string& bytes) {
+  std::vector<Packet> out;
+  std::size_t i = 0;
+  while (i + 4 <= bytes.size()) {
+    const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data() + i);
+    const std::size_t len = p[0] | (p[1] << 8) | (p[2] << 16);
+    out.push_back(Packet{p[3], bytes.substr(i + 4, len)});
+    i += 4 + len;
+  }
+  EXPECT_EQ(i, bytes.size());
+  return out;
+}
+
+class Conversation : public ::testing::Test {
+ protected:
+  Conversation() : committer_(store_), service_(store_, committer_) {
+    EXPECT_TRUE(service_.ensure_configured(SequenceSpec{.name = "Tickets64", .cache = 10}));
+    users_["app"] = double_sha1("s3cret");
+  }
+
+  // Sends one payload with the given sequence id; returns the server's reply packets.
+  ServerConnection::Output send(std::string_view payload, std::uint8_t seq = 0) {
+    std::string framed;
+    append_frame(framed, payload, seq);
+    conn_.feed(framed);
+    std::promise<ServerConnection::Output> p;
+    EXPECT_TRUE(
+        conn_.process_next([&p](ServerConnection::Output o) { p.set_value(std::move(o)); }));
+    return p.get_future().get();
+  }
+
+  HandshakeV10 greet() {
+    auto packets = unframe(conn_.greeting());
+    EXPECT_EQ(packets.size(), 1u);
+    EXPECT_EQ(packets[0].seq, 0);
+    auto hello = decode_handshake_v10(as_bytes(packets[0].payload));
+    EXPECT_TRUE(hello);
+    return *hello;
+  }
+
+  std::string login_payload(
+      const HandshakeV10& hello, Capabilities caps, std::string password,
+      std::optional<std::string> plugin = std::string(kNativePasswordPlugin)) {
+    HandshakeResponse41 r;
+    r.capabilities = caps;
+    r.max_packet_size = 1 << 24;
+    r.character_set = kCharsetUtf8mb4GeneralCi;
+    r.username = "app";
+    r.auth_response = native_password_token(password, hello.auth_plugin_data);
+    r.database = "tickets";
+    r.auth_plugin_name = plugin;
+    std::string out;
+    PacketWriter w(out);
+    encode(r, w);
+    return out;
+  }
+
+  void login(Capabilities caps = kModernClient) {
+    auto hello = greet();
+    auto out = send(login_payload(hello, caps, "s3cret"), 1);
+    auto packets = unframe(out.bytes);
+    ASSERT_EQ(packets.size(), 1u);
+    EXPECT_EQ(packets[0].seq, 2);
+    EXPECT_EQ(static_cast<std::uint8_t>(packets[0].payload[0]), 0x00) << "expected OK";
+    ASSERT_TRUE(conn_.authenticated());
+  }
+
+  std::string query(std::string_view sql) {
+    std::string p(1, static_cast<char>(kComQuery));
+    p += sql;
+    return p;
+  }
+
+  MemoryCounterStore store_;
+  GroupCommitter committer_;
+  TicketService service_;
+  SystemClock clock_;
+  ServerSettings settings_;
+  QueryExecutor executor_{service_, settings_, clock_};
+  UserTable users_;
+  ServerConnection conn_{executor_, users_, 7, "127.0.0.1"};
+};
+
+TEST_F(Conversation, GreetingAdvertisesNativePasswordAndNoSsl) {
+  auto hello = greet();
+  EXPECT_EQ(hello.auth_plugin_name, kNativePasswordPlugin);
+  EXPECT_EQ(hello.connection_id, 7u);
+  EXPECT_TRUE(hello.server_version.starts_with("8.0."));
+  EXPECT_EQ(hello.capabilities & kClientSsl, 0u);
+  EXPECT_NE(hello.capabilities & kClientDeprecateEof, 0u);
+  EXPECT_NE(hello.capabilities & kClientPluginAuthLenencClientData, 0u);
+  for (auto b : hello.auth_plugin_data) EXPECT_NE(b, 0);
+}
+
+TEST_F(Conversation, FlickrRecipeOkPacketCarriesTheTicketByteForByte) {
+  login();
+  auto packets = unframe(send(query("REPLACE INTO Tickets64 (stub) VALUES ('a')")).bytes);
+  ASSERT_EQ(packets.size(), 1u);
+  EXPECT_EQ(packets[0].seq, 1);
+  // OK, affected rows 2, last insert id 1, status AUTOCOMMIT, no warnings.
+  EXPECT_EQ(testing::to_hex(packets[0].payload), "00 02 01 02 00 00 00");
+  packets = unframe(send(query("SELECT LAST_INSERT_ID()")).bytes);
+  // DEPRECATE_EOF: column count, one column definition, one row, OK-as-EOF terminator.
+  ASSERT_EQ(packets.size(), 4u);
+  EXPECT_EQ(testing::to_hex(packets[0].payload), "01");
+  auto col = decode_column_definition41(as_bytes(packets[1].payload));
+  ASSERT_TRUE(col);
+  EXPECT_EQ(col->name, "LAST_INSERT_ID()");
+  EXPECT_EQ(col->type, kTypeLongLong);
+  EXPECT_NE(col->flags & kUnsignedFlag, 0);
+  EXPECT_EQ(testing::to_hex(packets[2].payload), "01 31");  // lenenc "1"
+  EXPECT_EQ(static_cast<std::uint8_t>(packets[3].payload[0]), 0xFE);
+}
+
+TEST_F(Conversation, WithoutDeprecateEofResultSetsUseEofPackets) {
+  login(kModernClient & ~kClientDeprecateEof);
+  auto packets = unframe(send(query("SELECT 1, 'x'")).bytes);
+  // count, 2 columns, EOF, row, EOF
+  ASSERT_EQ(packets.size(), 6u);
+  EXPECT_TRUE(is_eof_packet(as_bytes(packets[3].payload)));
+  EXPECT_TRUE(is_eof_packet(as_bytes(packets[5].payload)));
+  for (std::size_t i = 0; i < packets.size(); ++i) EXPECT_EQ(packets[i].seq, i + 1);
+}
+
+TEST_F(Conversation, ClientAskingForCachingSha2IsSwitchedToNativePassword) {
+  auto hello = greet();
+  auto out = send(login_payload(hello, kModernClient, "s3cret", "caching_sha2_password"), 1);
+  auto packets = unframe(out.bytes);
+  ASSERT_EQ(packets.size(), 1u);
+  EXPECT_EQ(packets[0].seq, 2);
+  auto sw = decode_auth_switch_request(as_bytes(packets[0].payload));
+  ASSERT_TRUE(sw);
+  EXPECT_EQ(sw->plugin_name, kNativePasswordPlugin);
+  auto ok = unframe(send(native_password_token("s3cret", hello.auth_plugin_data), 3).bytes);
+  ASSERT_EQ(ok.size(), 1u);
+  EXPECT_EQ(ok[0].seq, 4);
+  EXPECT_TRUE(conn_.authenticated());
+}
+
+TEST_F(Conversation, OldStyleResponseWithOneByteAuthLengthAndNoPluginName) {
+  auto hello = greet();
+  // PHP mysqlnd / Go style: no PLUGIN_AUTH_LENENC_CLIENT_DATA, no plugin name.
+  auto out = send(
+      login_payload(hello, kModernClient & ~kClientPluginAuthLenencClientData & ~kClientPluginAuth,
+                    "s3cret", std::nullopt),
+      1);
+  EXPECT_EQ(static_cast<std::uint8_t>(unframe(out.bytes)[0].payload[0]), 0x00);
+  EXPECT_TRUE(conn_.authenticated());
+}
+
+TEST_F(Conversation, WrongPasswordIs1045AndCloses) {
+  auto hello = greet();
+  auto out = send(login_payload(hello, kModernClient, "wrong"), 1);
+  EXPECT_TRUE(out.close);
+  auto err = decode_err_packet(as_bytes(unframe(out.bytes)[0].payload));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->error_code, 1045);
+  EXPECT_EQ(err->sql_state, "28000");
+  EXPECT_EQ(err->message, "Access denied for user 'app'@'127.0.0.1' (using password: YES)");
+  EXPECT_FALSE(conn_.authenticated());
+}
+
+TEST_F(Conversation, GarbageHandshakeIsRefusedNeverACrash) {
+  greet();
+  auto out = send("\x01\x02\x03", 1);
+  EXPECT_TRUE(out.close);
+  auto err = decode_err_packet(as_bytes(unframe(out.bytes)[0].payload));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->error_code, 1043);
+}
+
+TEST_F(Conversation, MultiStatementsFlagMoreResultsUntilTheLast) {
+  login();
+  auto packets = unframe(
+      send(query("REPLACE INTO Tickets64 (stub) VALUES ('a'); SELECT LAST_INSERT_ID()")).bytes);
+  ASSERT_EQ(packets.size(), 5u);  // OK, then count, column, row, OK-as-EOF
+  auto ok = decode_ok_packet(as_bytes(packets[0].payload), kModernClient);
+  ASSERT_TRUE(ok);
+  EXPECT_NE(ok->status_flags & kServerMoreResultsExists, 0);
+  EXPECT_EQ(ok->last_insert_id, 1u);
+}
+
+TEST_F(Conversation, AnErrorEndsAMultiStatementAndTheConnectionStays) {
+  login();
+  auto packets = unframe(send(query("SELECT 1; SELEKT 2; SELECT 3")).bytes);
+  auto err = decode_err_packet(as_bytes(packets.back().payload));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->error_code, 1064);
+  EXPECT_EQ(unframe(send(query("SELECT 4")).bytes).size(), 4u);
+}
+
+TEST_F(Conversation, UnknownCommandIs1047AndTheConnectionStays) {
+  login();
+  auto out = send(std::string(1, '\x05'));  // COM_CREATE_DB
+  EXPECT_FALSE(out.close);
+  auto err = decode_err_packet(as_bytes(unframe(out.bytes)[0].payload));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->error_code, 1047);
+  auto ping = unframe(send(std::string(1, static_cast<char>(kComPing))).bytes);
+  EXPECT_EQ(static_cast<std::uint8_t>(ping[0].payload[0]), 0x00);
+}
+
+TEST_F(Conversation, PreparedStatementRemembersParameterTypes) {
+  login();
+  std::string prep(1, static_cast<char>(kComStmtPrepare));
+  prep += "REPLACE INTO Tickets64 (stub) VALUES (?)";
+  auto packets = unframe(send(prep).bytes);
+  ASSERT_GE(packets.size(), 2u);  // PREPARE_OK + one param definition (no EOF: deprecated)
+  EXPECT_EQ(static_cast<std::uint8_t>(packets[0].payload[0]), 0x00);
+  const std::string id = packets[0].payload.substr(1, 4);
+  // First execute: new-params-bound with type VAR_STRING, value 'a'.
+  std::string exec1 = std::string(1, static_cast<char>(kComStmtExecute)) + id +
+                      std::string("\x00\x01\x00\x00\x00", 5) + std::string("\x00", 1) +
+                      std::string("\x01", 1) + std::string("\xfd\x00", 2) +
+                      "\x01"
+                      "a";
+  auto ok1 = decode_ok_packet(as_bytes(unframe(send(exec1).bytes)[0].payload), kModernClient);
+  ASSERT_TRUE(ok1);
+  EXPECT_EQ(ok1->last_insert_id, 1u);
+  // Second execute: no types (they must be remembered), value 'b'.
+  std::string exec2 = std::string(1, static_cast<char>(kComStmtExecute)) + id +
+                      std::string("\x00\x01\x00\x00\x00", 5) + std::string("\x00", 1) +
+                      std::string("\x00", 1) +
+                      "\x01"
+                      "b";
+  auto ok2 = decode_ok_packet(as_bytes(unframe(send(exec2).bytes)[0].payload), kModernClient);
+  ASSERT_TRUE(ok2);
+  EXPECT_EQ(ok2->last_insert_id, 2u);
+}
+
+TEST_F(Conversation, OversizedPacketIs1153AndCloses) {
+  login();
+  std::string big(1, static_cast<char>(kComQuery));
+  big += std::string(settings_.max_allowed_packet + 10, 'x');
+  auto out = send(big);
+  EXPECT_TRUE(out.close);
+  auto err = decode_err_packet(as_bytes(unframe(out.bytes)[0].payload));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->error_code, 1153);
+}
+
+TEST_F(Conversation, ResetConnectionForgetsSessionState) {
+  login();
+  send(query("REPLACE INTO Tickets64 (stub) VALUES ('a')"));
+  EXPECT_EQ(conn_.session().last_insert_id, 1u);
+  auto out = unframe(send(std::string(1, static_cast<char>(kComResetConnection))).bytes);
+  EXPECT_EQ(static_cast<std::uint8_t>(out[0].payload[0]), 0x00);
+  EXPECT_EQ(conn_.session().last_insert_id, 0u);
+  EXPECT_EQ(conn_.session().database, "tickets");
+}
+
+}  // namespace
+}  // namespace ticketd::mysql
