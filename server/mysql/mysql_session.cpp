@@ -1,7 +1,9 @@
 #include "server/mysql/mysql_session.h"
 
+#include <atomic>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <memory>
@@ -18,23 +20,17 @@ using net::use_nothrow;
 
 namespace {
 
-// Awaits the answer to the next complete packet. The connection may complete on the engine's
-// committer thread; the result is posted back to the session's strand before it resumes.
-template <class Token>
-auto async_process(ServerConnection& conn, Token&& token) {
-  return asio::async_initiate<Token, void(bool, ServerConnection::Output)>(
-      [&conn](auto handler) {
-        auto ex = asio::get_associated_executor(handler);
-        auto h = std::make_shared<decltype(handler)>(std::move(handler));
-        const bool has_packet = conn.process_next([h, ex](ServerConnection::Output out) {
-          asio::post(ex, [h, out = std::move(out)]() mutable { (*h)(true, std::move(out)); });
-        });
-        if (!has_packet) {
-          asio::post(ex, [h]() mutable { (*h)(false, ServerConnection::Output{}); });
-        }
-      },
-      token);
-}
+// The answer to one packet. Most answers are ready before process_next() returns (the ticket
+// came from the cached path); those are used at once, with no trip through the scheduler. An
+// answer that completes later, on the engine's committer thread, wakes the session by
+// cancelling `wake`, posted to the session's strand.
+struct PendingAnswer {
+  explicit PendingAnswer(const asio::any_io_executor& ex)
+      : wake(ex, asio::steady_timer::time_point::max()) {}
+  asio::steady_timer wake;
+  ServerConnection::Output out;
+  std::atomic<int> state{0};  // 0: in process_next, 1: answered inline, 2: session waiting
+};
 
 }  // namespace
 
@@ -79,12 +75,27 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
   if (auto [e, n] = co_await asio::async_write(*stream, asio::buffer(hello), use_nothrow); e) {
     co_return;
   }
+  auto pending = std::make_shared<PendingAnswer>(ex);
   std::array<char, 16 * 1024> buffer;
   for (;;) {
     // Answer every complete packet already buffered (pipelined commands), in order.
     for (;;) {
-      auto [has_packet, out] = co_await async_process(conn, asio::use_awaitable);
+      pending->state.store(0, std::memory_order_relaxed);
+      const bool has_packet = conn.process_next([pending](ServerConnection::Output out) {
+        pending->out = std::move(out);
+        int expected = 0;
+        if (!pending->state.compare_exchange_strong(expected, 1)) {
+          asio::post(pending->wake.get_executor(), [pending] { pending->wake.cancel(); });
+        }
+      });
       if (!has_packet) break;
+      int expected = 0;
+      if (pending->state.compare_exchange_strong(expected, 2)) {
+        // Not answered yet: wait for the engine. The cancel is posted to this strand, so it
+        // cannot run before this wait has started.
+        co_await pending->wake.async_wait(use_nothrow);
+      }
+      ServerConnection::Output out = std::move(pending->out);
       if (!out.bytes.empty()) {
         stream->expires_after(std::chrono::seconds(60));
         auto [e, n] = co_await asio::async_write(*stream, asio::buffer(out.bytes), use_nothrow);
