@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -341,6 +342,64 @@ class Statements(unittest.TestCase):
         self.assertEqual(len(everything), 16 * 200)
         self.assertEqual(len(set(everything)), len(everything))
         self.assertTrue(all(v % 2 == 1 for v in everything))  # Tickets32 is 2/1: odd
+
+
+LIMITS_CONFIG = """
+data_dir: {data_dir}
+mysql:
+  listen: 127.0.0.1:{mysql_port}
+  max_connections: 2
+  wait_timeout: 1
+  users:
+    - {{ name: app, password: s3cret-app }}
+http:
+  listen: 127.0.0.1:{http_port}
+sequences:
+  - {{ name: Tickets64, kind: ticket }}
+"""
+
+
+class Limits(unittest.TestCase):
+    def test_max_connections_and_wait_timeout(self):
+        t = Ticketd(config=LIMITS_CONFIG).start()
+        try:
+            a = pymysql_conn(t)
+            b = pymysql_conn(t)
+            with self.assertRaises(pymysql.err.OperationalError) as cm:
+                pymysql_conn(t)
+            self.assertEqual(cm.exception.args[0], 1040)
+            self.assertIn("Too many connections", cm.exception.args[1])
+            b.close()
+            # A slot frees up when a connection ends (give the server a moment to see the FIN).
+            for _ in range(50):
+                try:
+                    c = pymysql_conn(t)
+                    break
+                except pymysql.err.OperationalError:
+                    time.sleep(0.05)
+            else:
+                self.fail("a freed connection slot was never reused")
+            # wait_timeout: 1 s of idleness closes the connection, as mysqld does.
+            time.sleep(2.5)
+            with self.assertRaises(pymysql.err.OperationalError):
+                a.cursor().execute("SELECT 1")
+            with self.assertRaises(pymysql.err.OperationalError):
+                c.cursor().execute("SELECT 1")
+            d = pymysql_conn(t)
+            d.cursor().execute("SELECT 1")
+            d.close()
+        finally:
+            t.cleanup()
+
+    def test_sigterm_with_open_connections_exits_cleanly(self):
+        t = Ticketd().start()
+        try:
+            conns = [pymysql_conn(t) for _ in range(5)]
+            conns[0].cursor().execute("REPLACE INTO Tickets64 (stub) VALUES ('a')")
+            self.assertEqual(t.stop(), 0)
+            self.assertIn("ticketd stopped", t.log_text())
+        finally:
+            t.cleanup()
 
 
 if __name__ == "__main__":
