@@ -797,7 +797,19 @@ struct QueryExecutor::Visitor {
 };
 
 void QueryExecutor::execute(SessionState& session, std::string_view sql, Done done) const {
-  execute(session, sql::recognize(sql), std::move(done));
+  constexpr std::size_t kMaxCachedText = 512;
+  constexpr std::size_t kMaxCachedStatements = 32;
+  if (sql.size() > kMaxCachedText) return execute(session, sql::recognize(sql), std::move(done));
+  auto it = session.parsed.find(std::string(sql));
+  if (it == session.parsed.end()) {
+    if (session.parsed.size() >= kMaxCachedStatements) session.parsed.clear();
+    it = session.parsed
+             .emplace(std::string(sql), std::make_shared<const sql::Statement>(sql::recognize(sql)))
+             .first;
+  }
+  // Held by a shared_ptr: an inline completion may run the next statement, which may evict.
+  const auto statement = it->second;
+  execute(session, *statement, std::move(done));
 }
 
 void QueryExecutor::execute(SessionState& session, const sql::Statement& statement,

@@ -265,8 +265,13 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
     case kComQuery: {
       auto q = decode_com_query(as_bytes(payload));
       if (!q) return done(error_output(kErParse, "42000", "malformed COM_QUERY", false));
-      auto parts = sql::split_statements(q->query);
-      std::vector<std::string> statements(parts.begin(), parts.end());
+      std::vector<std::string> statements;
+      if (q->query.find(';') == std::string::npos) {
+        statements.push_back(std::move(q->query));  // one statement: nothing to split
+      } else {
+        auto parts = sql::split_statements(q->query);
+        statements.assign(parts.begin(), parts.end());
+      }
       if (statements.empty()) statements.emplace_back(q->query);
       if (statements.size() > 1 && !multi_statements_) {
         // Without CLIENT_MULTI_STATEMENTS, "a; b" is one malformed statement, as in mysqld.

@@ -3,8 +3,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include "server/sql/statement.h"
 
 namespace ticketd::mysql {
 
@@ -43,6 +47,9 @@ struct SessionState {
   std::map<std::string, std::uint64_t> last_values;   // LASTVAL(s) per sequence
   std::vector<Warning> warnings;                      // of the previous statement
   std::uint64_t queries = 0;
+  // Recently recognized statement texts. Drivers send the same few texts over and over (the
+  // Flickr recipe is two); recognizing them once per connection saves the lexer's work.
+  std::unordered_map<std::string, std::shared_ptr<const sql::Statement>> parsed;
 };
 
 }  // namespace ticketd::mysql
