@@ -51,6 +51,10 @@ class CounterStore {
   [[nodiscard]] virtual DetailedResult<std::optional<std::string>> get(std::string_view key) = 0;
   /// Every key starting with `prefix`, in key order.
   [[nodiscard]] virtual DetailedResult<KeyValues> scan(std::string_view prefix) = 0;
+  /// The last `limit` keys starting with `prefix`, in reverse key order (newest first for
+  /// keys that sort by time or value). Reads only what it returns.
+  [[nodiscard]] virtual DetailedResult<KeyValues> scan_last(std::string_view prefix,
+                                                            std::size_t limit) = 0;
   /// Applies all mutations atomically and durably.
   [[nodiscard]] virtual DetailedResult<void> commit(std::span<const Mutation> mutations) = 0;
 };

@@ -19,6 +19,20 @@ DetailedResult<KeyValues> MemoryCounterStore::scan(std::string_view prefix) {
   return out;
 }
 
+DetailedResult<KeyValues> MemoryCounterStore::scan_last(std::string_view prefix,
+                                                        std::size_t limit) {
+  std::lock_guard lock(mutex_);
+  KeyValues out;
+  auto it = data_.lower_bound(prefix);
+  auto end = it;
+  while (end != data_.end() && std::string_view(end->first).starts_with(prefix)) ++end;
+  while (end != it && out.size() < limit) {
+    --end;
+    out.emplace_back(end->first, end->second);
+  }
+  return out;
+}
+
 DetailedResult<void> MemoryCounterStore::commit(std::span<const Mutation> mutations) {
   std::lock_guard lock(mutex_);
   for (const auto& m : mutations) {

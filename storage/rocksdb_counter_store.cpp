@@ -68,6 +68,22 @@ DetailedResult<KeyValues> RocksDbCounterStore::scan(std::string_view prefix) {
   return out;
 }
 
+DetailedResult<KeyValues> RocksDbCounterStore::scan_last(std::string_view prefix,
+                                                         std::size_t limit) {
+  KeyValues out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  // Position at the last key <= prefix + 0xFF..., then walk backwards while the prefix holds.
+  std::string upper(prefix);
+  upper.append(16, '\xff');
+  for (it->SeekForPrev(upper); it->Valid() && out.size() < limit; it->Prev()) {
+    auto key = it->key().ToStringView();
+    if (!key.starts_with(prefix)) break;
+    out.emplace_back(std::string(key), it->value().ToString());
+  }
+  if (!it->status().ok()) return to_error(it->status(), "reverse scan");
+  return out;
+}
+
 DetailedResult<void> RocksDbCounterStore::commit(std::span<const Mutation> mutations) {
   rocksdb::WriteBatch batch;
   for (const auto& m : mutations) {

@@ -25,6 +25,8 @@ class RocksDbCounterStore final : public CounterStore {
 
   [[nodiscard]] DetailedResult<std::optional<std::string>> get(std::string_view key) override;
   [[nodiscard]] DetailedResult<KeyValues> scan(std::string_view prefix) override;
+  [[nodiscard]] DetailedResult<KeyValues> scan_last(std::string_view prefix,
+                                                    std::size_t limit) override;
   [[nodiscard]] DetailedResult<void> commit(std::span<const Mutation> mutations) override;
 
  private:

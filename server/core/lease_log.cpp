@@ -76,11 +76,10 @@ void LeaseLog::record(std::string_view sequence, const Block& block, std::string
   lease.block = block;
   lease.holder = std::move(holder);
   lease.granted_at_ms = std::max<std::int64_t>(0, clock_.now_unix_ms());
-  // Fixed-width fields keep keys in grant order under the store's byte-wise ordering; the
-  // counter separates leases granted within one millisecond.
-  char id[48];
-  std::snprintf(id, sizeof id, "%015lld-%010llu", static_cast<long long>(lease.granted_at_ms),
-                static_cast<unsigned long long>(counter_.fetch_add(1) % 10000000000ULL));
+  // The id is the block's first value, zero-padded: values are never issued twice, so ids are
+  // unique across restarts and clock steps, and byte-wise key order is grant order.
+  char id[24];
+  std::snprintf(id, sizeof id, "%020llu", static_cast<unsigned long long>(block.first));
   lease.lease_id = id;
   std::vector<Mutation> mutations;
   mutations.push_back(Mutation{lease_key(lease.sequence, lease.lease_id), encode_lease(lease)});
@@ -98,14 +97,11 @@ DetailedResult<std::vector<Lease>> LeaseLog::recent(std::string_view sequence,
                                                     std::size_t limit) const {
   std::string prefix(kLeasePrefix);
   prefix.append(sequence).append("/");
-  // The store interface has no reverse or bounded scan yet: this reads every lease of the
-  // sequence and keeps the tail.
-  auto rows = store_.scan(prefix);
+  auto rows = store_.scan_last(prefix, limit);
   if (!rows) return rows.error();
   std::vector<Lease> out;
-  const std::size_t n = std::min(limit, rows->size());
-  out.reserve(n);
-  for (auto it = rows->rbegin(); it != rows->rend() && out.size() < n; ++it) {
+  out.reserve(rows->size());
+  for (auto it = rows->begin(); it != rows->end(); ++it) {
     auto lease = decode_lease(it->first, it->second);
     if (!lease) {
       return Error{StorageErrc::kCorruption, "cannot decode lease record '" + it->first + "'"};

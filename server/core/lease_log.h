@@ -60,7 +60,6 @@ class LeaseLog {
   CounterStore& store_;
   GroupCommitter& committer_;
   const Clock& clock_;
-  std::atomic<std::uint64_t> counter_{0};
 };
 
 }  // namespace ticketd

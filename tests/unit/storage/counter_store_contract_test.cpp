@@ -86,6 +86,27 @@ TEST_P(CounterStoreContract, CommitIsVisibleAndAtomic) {
   EXPECT_TRUE(tombs->empty());
 }
 
+TEST_P(CounterStoreContract, ScanLastReadsTheTailBackwardsWithinThePrefix) {
+  auto& s = factory_->open();
+  std::vector<Mutation> m{{"lease/a/01", "1"},  {"lease/a/02", "2"}, {"lease/a/03", "3"},
+                          {"lease/ab/09", "x"}, {"lease/b/01", "y"}, {"lease/a", "z"}};
+  ASSERT_TRUE(s.commit(m));
+  auto last2 = s.scan_last("lease/a/", 2);
+  ASSERT_TRUE(last2);
+  ASSERT_EQ(last2->size(), 2u);
+  EXPECT_EQ((*last2)[0].first, "lease/a/03");
+  EXPECT_EQ((*last2)[1].first, "lease/a/02");
+  auto all = s.scan_last("lease/a/", 100);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), 3u);
+  auto none = s.scan_last("lease/c/", 5);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  auto zero = s.scan_last("lease/a/", 0);
+  ASSERT_TRUE(zero);
+  EXPECT_TRUE(zero->empty());
+}
+
 TEST_P(CounterStoreContract, StateSurvivesReopen) {
   {
     auto& s = factory_->open();
