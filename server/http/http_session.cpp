@@ -1,11 +1,14 @@
 #include "server/http/http_session.h"
 
 #include <array>
+#include <atomic>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -39,18 +42,56 @@ constexpr std::chrono::milliseconds kLingerTimeout{1000};
 // Runs handle_request and resumes the awaiting coroutine on its own executor: the engine may
 // complete on its committer thread, and the stream must only be touched from the session's
 // strand. The tracked executor keeps the io_context running while the engine works.
-template <class CompletionToken>
-auto async_handle(const HttpDeps& deps, Request req, CompletionToken&& token) {
-  return asio::async_initiate<CompletionToken, void(Response)>(
-      [&deps](auto handler, Request request) {
-        auto ex = asio::prefer(asio::get_associated_executor(handler),
-                               asio::execution::outstanding_work.tracked);
-        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-        handle_request(deps, std::move(request), [shared, ex](Response res) {
-          asio::post(ex, [shared, res = std::move(res)]() mutable { (*shared)(std::move(res)); });
-        });
-      },
-      token, std::move(req));
+// The response to one request. Most are ready before handle_request() returns (cached tickets,
+// admin reads); those are used at once, with no trip through the scheduler. One that completes
+// later, on the engine's committer thread, wakes the session by cancelling `wake`, posted to the
+// session's strand.
+struct PendingResponse {
+  explicit PendingResponse(const asio::any_io_executor& ex)
+      : wake(ex, asio::steady_timer::time_point::max()) {}
+  asio::steady_timer wake;
+  Response res;
+  std::atomic<int> state{0};  // 0: in handle_request, 1: answered inline, 2: session waiting
+};
+
+asio::awaitable<Response> handle(const HttpDeps& deps, Request req,
+                                 const std::shared_ptr<PendingResponse>& pending) {
+  pending->state.store(0, std::memory_order_relaxed);
+  handle_request(deps, std::move(req), [pending](Response res) {
+    pending->res = std::move(res);
+    int expected = 0;
+    if (!pending->state.compare_exchange_strong(expected, 1)) {
+      asio::post(pending->wake.get_executor(), [pending] { pending->wake.cancel(); });
+    }
+  });
+  int expected = 0;
+  if (pending->state.compare_exchange_strong(expected, 2)) {
+    // The cancel is posted to this strand, so it cannot run before this wait has started.
+    co_await pending->wake.async_wait(use_nothrow);
+  }
+  co_return std::move(pending->res);
+}
+
+// One contiguous buffer per response: cheaper than Beast's generic serializer, which walks a
+// concatenated buffer view piece by piece (it dominated a profile of the single-ticket route).
+std::string serialize(Response& res) {
+  res.prepare_payload();  // Content-Length from the body
+  std::string out;
+  out.reserve(160 + res.body().size());
+  out += "HTTP/1.1 ";
+  out += std::to_string(res.result_int());
+  out += ' ';
+  out += res.reason();
+  out += "\r\n";
+  for (const auto& field : res) {
+    out += field.name_string();
+    out += ": ";
+    out += field.value();
+    out += "\r\n";
+  }
+  out += "\r\n";
+  out += res.body();
+  return out;
 }
 
 Response error_response(HttpErrc code, std::string_view message) {
@@ -130,6 +171,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
   ConnectionGauge gauge(deps.metrics);
   const HttpOptions& o = deps.options;
   beast::flat_buffer buffer;
+  auto pending = std::make_shared<PendingResponse>(ex);
 
   for (;;) {
     if (deps.sessions.stopping()) break;
@@ -175,10 +217,11 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       break;
     }
 
-    Response res = co_await async_handle(deps, parser.release(), asio::use_awaitable);
+    Response res = co_await handle(deps, parser.release(), pending);
     if (deps.sessions.stopping()) res.keep_alive(false);
     stream->expires_after(o.read_timeout);
-    auto [wec, wn] = co_await bhttp::async_write(*stream, res, use_nothrow);
+    const std::string wire = serialize(res);
+    auto [wec, wn] = co_await asio::async_write(*stream, asio::buffer(wire), use_nothrow);
     if (wec) {
       log::debug("http session ended while writing: " + wec.message());
       break;

@@ -105,9 +105,37 @@ Metrics::Metrics(const TicketService& tickets, const GroupCommitter& committer, 
 
 Metrics::~Metrics() = default;
 
+namespace {
+
+// Finds or creates the series for `key` under a shared lock first, exclusive only to insert.
+template <class T, class Make>
+T* cached_series(std::shared_mutex& mutex, std::unordered_map<std::string, T*>& cache,
+                 std::string&& key, Make&& make) {
+  {
+    std::shared_lock lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  std::unique_lock lock(mutex);
+  auto [it, inserted] = cache.try_emplace(std::move(key), nullptr);
+  if (inserted) it->second = &make();
+  return it->second;
+}
+
+std::string series_key(std::string_view a, std::string_view b) {
+  std::string key(a);
+  key += '\0';
+  key += b;
+  return key;
+}
+
+}  // namespace
+
 void Metrics::ids_issued(std::string_view sequence, std::string_view frontend, std::uint64_t n) {
-  ids_issued_.Add({{"sequence", s(sequence)}, {"frontend", s(frontend)}})
-      .Increment(static_cast<double>(n));
+  auto* counter = cached_series(
+      hot_mutex_, issued_series_, series_key(sequence, frontend), [&]() -> prometheus::Counter& {
+        return ids_issued_.Add({{"sequence", s(sequence)}, {"frontend", s(frontend)}});
+      });
+  counter->Increment(static_cast<double>(n));
 }
 
 void Metrics::block_leased(std::string_view sequence, std::string_view frontend,
@@ -134,8 +162,12 @@ void Metrics::error(std::string_view frontend, std::string_view code) {
 }
 
 void Metrics::request_latency(std::string_view frontend, std::string_view route, double seconds) {
-  request_seconds_.Add({{"frontend", s(frontend)}, {"route", s(route)}}, latency_buckets())
-      .Observe(seconds);
+  auto* histogram = cached_series(
+      hot_mutex_, latency_series_, series_key(frontend, route), [&]() -> prometheus::Histogram& {
+        return request_seconds_.Add({{"frontend", s(frontend)}, {"route", s(route)}},
+                                    latency_buckets());
+      });
+  histogram->Observe(seconds);
 }
 
 void Metrics::refresh_engine_locked() {

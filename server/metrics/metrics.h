@@ -5,8 +5,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
@@ -81,6 +83,13 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& exhaustion_seconds_;
   prometheus::Family<prometheus::Gauge>& next_value_;
   prometheus::Family<prometheus::Gauge>& durable_ceiling_;
+
+  // Hot-path series, looked up once: Family::Add builds and hashes a label map on every call,
+  // which cost more than the ticket itself. Counters and histograms are never removed, so the
+  // pointers stay valid.
+  std::shared_mutex hot_mutex_;
+  std::unordered_map<std::string, prometheus::Counter*> issued_series_;
+  std::unordered_map<std::string, prometheus::Histogram*> latency_series_;
 
   std::mutex scrape_mutex_;  // one scrape at a time; guards what follows
   GroupCommitter::Stats last_stats_;
