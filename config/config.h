@@ -53,6 +53,22 @@ struct SequenceConfig {
   int line = 0;                 // where it was defined, for messages
 };
 
+/// The `snowflake:` section: the bit layout and worker identity of `kind: snowflake` sequences.
+struct SnowflakeConfig {
+  std::string epoch = "2026-01-01T00:00:00Z";
+  std::int64_t epoch_unix_ms = 1767225600000;  // the epoch above, parsed
+  int time_bits = 41;
+  int worker_bits = 10;
+  int sequence_bits = 12;
+  std::int64_t time_unit_ms = 1;
+  std::string worker_source = "static";  // static | env (etcd is not built yet)
+  std::uint64_t worker_id = 0;           // static
+  std::string worker_env;                // env: the variable holding the worker id
+  std::string clock_policy = "wait";     // fail | wait | logical
+  std::uint64_t max_backward_ms = 5;
+  int line = 0;
+};
+
 struct Config {
   std::string data_dir = "./data";
   unsigned threads = 0;  // 0: one per core
@@ -60,8 +76,12 @@ struct Config {
   MySqlConfig mysql;
   HttpConfig http;
   Defaults defaults;
+  SnowflakeConfig snowflake;
   std::vector<SequenceConfig> sequences;
 };
+
+/// Parses "YYYY-MM-DDTHH:MM:SS[.mmm]Z" to Unix milliseconds.
+[[nodiscard]] std::optional<std::int64_t> parse_utc_ms(const std::string& text);
 
 /// The password the shipped config uses; refused on a non-loopback MySQL listen address.
 inline constexpr const char* kDefaultPassword = "ticket";

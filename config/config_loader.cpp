@@ -1,6 +1,9 @@
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <charconv>
+#include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
@@ -122,9 +125,9 @@ class Loader {
   Config load(const YAML::Node& root) {
     Config c;
     if (root.IsNull()) return c;
-    if (!expect_map(
-            root, "",
-            {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "sequences"})) {
+    if (!expect_map(root, "",
+                    {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "snowflake",
+                     "sequences"})) {
       return c;
     }
     get_string(root, "", "data_dir", c.data_dir);
@@ -139,6 +142,7 @@ class Loader {
     if (auto m = root["mysql"]) load_mysql(m, c.mysql);
     if (auto h = root["http"]) load_http(h, c.http);
     if (auto d = root["defaults"]) load_defaults(d, c.defaults);
+    if (auto sf = root["snowflake"]) load_snowflake(sf, c.snowflake);
     if (auto s = root["sequences"]) load_sequences(s, c);
     return c;
   }
@@ -223,6 +227,65 @@ class Loader {
     }
   }
 
+  void load_snowflake(const YAML::Node& node, SnowflakeConfig& sf) {
+    const std::string p = "snowflake";
+    if (!expect_map(node, p,
+                    {"epoch", "time_bits", "worker_bits", "sequence_bits", "time_unit_ms",
+                     "worker_id", "clock"})) {
+      return;
+    }
+    sf.line = node.Mark().line + 1;
+    if (get_string(node, p, "epoch", sf.epoch)) {
+      if (auto ms = parse_utc_ms(sf.epoch)) {
+        sf.epoch_unix_ms = *ms;
+      } else {
+        error(node["epoch"], "snowflake.epoch",
+              "expected a UTC time like 2026-01-01T00:00:00Z, got '" + sf.epoch + "'");
+      }
+    }
+    get_small_uint(node, p, "time_bits", sf.time_bits, 1, 63);
+    get_small_uint(node, p, "worker_bits", sf.worker_bits, 0, 62);
+    get_small_uint(node, p, "sequence_bits", sf.sequence_bits, 1, 62);
+    std::uint64_t unit = 1;
+    if (get_uint(node, p, "time_unit_ms", unit, 1, 86400000)) {
+      sf.time_unit_ms = static_cast<std::int64_t>(unit);
+    }
+    if (auto w = node["worker_id"]) {
+      const std::string wp = "snowflake.worker_id";
+      if (expect_map(w, wp, {"source", "id", "variable"})) {
+        get_string(w, wp, "source", sf.worker_source);
+        if (sf.worker_source == "static") {
+          get_uint(w, wp, "id", sf.worker_id);
+        } else if (sf.worker_source == "env") {
+          if (!get_string(w, wp, "variable", sf.worker_env) || sf.worker_env.empty()) {
+            error(w, wp + ".variable", "source env needs the name of the variable");
+          }
+        } else if (sf.worker_source == "etcd") {
+          error(w["source"], wp + ".source", "source 'etcd' is not built yet");
+        } else {
+          error(w["source"], wp + ".source",
+                "expected static or env, got '" + sf.worker_source + "'");
+        }
+      }
+    }
+    if (auto c = node["clock"]) {
+      const std::string cp = "snowflake.clock";
+      if (expect_map(c, cp, {"policy", "max_backward_ms"})) {
+        if (get_string(c, cp, "policy", sf.clock_policy) && sf.clock_policy != "fail" &&
+            sf.clock_policy != "wait" && sf.clock_policy != "logical") {
+          error(c["policy"], cp + ".policy",
+                "expected fail, wait or logical, got '" + sf.clock_policy + "'");
+        }
+        get_uint(c, cp, "max_backward_ms", sf.max_backward_ms, 0, 60000);
+      }
+    }
+    if (sf.time_bits + sf.worker_bits + sf.sequence_bits != 63) {
+      error(node, p,
+            "time_bits + worker_bits + sequence_bits must be 63 (the sign bit stays 0), got " +
+                std::to_string(sf.time_bits + sf.worker_bits + sf.sequence_bits));
+    }
+  }
+
   void load_sequences(const YAML::Node& node, Config& c) {
     if (!node.IsSequence()) {
       error(node, "sequences", "expected a list of sequences");
@@ -252,10 +315,11 @@ class Loader {
               "'" + s.name + "' is not a valid name (1-64 characters, no '/', '`' or spaces)");
       }
       if (get_string(n, p, "kind", s.kind)) {
-        if (s.kind == "gapless" || s.kind == "snowflake") {
+        if (s.kind == "gapless" || s.kind == "uuidv7") {
           error(n["kind"], p + ".kind", "kind '" + s.kind + "' is not built yet");
-        } else if (s.kind != "ticket") {
-          error(n["kind"], p + ".kind", "unknown kind '" + s.kind + "' (expected ticket)");
+        } else if (s.kind != "ticket" && s.kind != "snowflake") {
+          error(n["kind"], p + ".kind",
+                "unknown kind '" + s.kind + "' (expected ticket or snowflake)");
         }
       }
       get_uint(n, p, "start", s.start, 1);
@@ -313,6 +377,46 @@ std::optional<ListenAddress> parse_listen(const std::string& text) {
     return std::nullopt;
   }
   return ListenAddress{host, static_cast<std::uint16_t>(port)};
+}
+
+std::optional<std::int64_t> parse_utc_ms(const std::string& text) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, ms = 0;
+  char z = 0;
+  int consumed = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
+                  &consumed) != 6) {
+    return std::nullopt;
+  }
+  std::string rest = text.substr(static_cast<std::size_t>(consumed));
+  if (!rest.empty() && rest[0] == '.') {
+    int digits = 0;
+    std::size_t i = 1;
+    for (; i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i])); ++i) {
+      if (digits < 3) {
+        ms = ms * 10 + (rest[i] - '0');
+        ++digits;
+      }
+    }
+    if (digits == 0) return std::nullopt;
+    while (digits < 3) {
+      ms *= 10;
+      ++digits;
+    }
+    rest = rest.substr(i);
+  }
+  z = rest.size() == 1 ? rest[0] : 0;
+  if (z != 'Z' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) {
+    return std::nullopt;
+  }
+  std::tm tm{};
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = sec;
+  const std::time_t t = timegm(&tm);
+  return static_cast<std::int64_t>(t) * 1000 + ms;
 }
 
 bool is_loopback(const std::string& host) {

@@ -3,7 +3,9 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -13,6 +15,9 @@
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
 #include "server/core/lease_log.h"
+#include "server/core/retry_scheduler.h"
+#include "server/core/snowflake_generator.h"
+#include "server/core/ticket_errc.h"
 #include "server/core/ticket_service.h"
 #include "server/http/http_session.h"
 #include "server/metrics/metrics.h"
@@ -53,6 +58,49 @@ mysql::ServerSettings mysql_settings(const config::Config& c) {
   return s;
 }
 
+DetailedResult<std::shared_ptr<SnowflakeGenerator>> open_snowflake(
+    const config::SequenceConfig& s, const config::SnowflakeConfig& sf, CounterStore& store,
+    GroupCommitter& committer, const Clock& clock) {
+  SnowflakeOptions o;
+  o.name = s.name;
+  o.layout.epoch_unix_ms = sf.epoch_unix_ms;
+  o.layout.time_bits = sf.time_bits;
+  o.layout.worker_bits = sf.worker_bits;
+  o.layout.sequence_bits = sf.sequence_bits;
+  o.layout.time_unit_ms = sf.time_unit_ms;
+  o.worker_id = sf.worker_id;
+  if (sf.worker_source == "env") {
+    // A StatefulSet pod index, for example; it must be a plain non-negative integer.
+    const char* v = std::getenv(sf.worker_env.c_str());
+    std::uint64_t id = 0;
+    const std::string text = v == nullptr ? "" : v;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+      return Error{TicketErrc::kInvalidArgument,
+                   "snowflake.worker_id: environment variable " + sf.worker_env +
+                       " must hold the worker id, got '" + text + "'"};
+    }
+    o.worker_id = id;
+  }
+  o.policy = sf.clock_policy == "fail"      ? ClockPolicy::kFail
+             : sf.clock_policy == "logical" ? ClockPolicy::kLogical
+                                            : ClockPolicy::kWait;
+  o.max_backward_ms = static_cast<std::int64_t>(sf.max_backward_ms);
+  return SnowflakeGenerator::open(std::move(o), store, committer, clock);
+}
+
+// Keeps every Snowflake high-water mark ahead of the clock (a durable write every few hundred
+// ms per generator, group-committed).
+asio::awaitable<void> refresh_high_water_marks(asio::io_context& ioc, TicketService& service) {
+  asio::steady_timer timer(ioc);
+  for (;;) {
+    for (const auto& g : service.snowflakes()) (void)g->refresh();  // false: still fresh
+    timer.expires_after(std::chrono::milliseconds(250));
+    auto [ec] = co_await timer.async_wait(net::use_nothrow);
+    if (ec) co_return;
+  }
+}
+
 // Waits (without blocking an I/O thread) until every session has ended or the deadline passes,
 // then stops the io_context.
 asio::awaitable<void> drain_then_stop(asio::io_context& ioc,
@@ -91,7 +139,18 @@ int Daemon::run() {
     log::error("loading sequences: " + r.error().message);
     return 1;
   }
+  SystemClock clock;
+  RetryScheduler retries;
   for (const auto& s : config_.sequences) {
+    if (s.kind == "snowflake") {
+      auto generator = open_snowflake(s, config_.snowflake, **store, committer, clock);
+      if (!generator) {
+        log::error("config sequence '" + s.name + "': " + generator.error().message);
+        return 2;
+      }
+      service.add_snowflake(std::move(*generator), retries, clock);
+      continue;
+    }
     if (auto r = service.ensure_configured(to_spec(s)); !r) {
       log::error("config sequence '" + s.name + "': " + r.error().message);
       return 1;
@@ -100,7 +159,6 @@ int Daemon::run() {
   const unsigned threads =
       config_.threads != 0 ? config_.threads : std::max(1u, std::thread::hardware_concurrency());
   asio::io_context ioc(static_cast<int>(threads));
-  SystemClock clock;
 
   metrics::Metrics metrics(service, committer, clock);
 
@@ -179,10 +237,20 @@ int Daemon::run() {
   log::info("ticketd ready: data_dir " + config_.data_dir + ", " +
             std::to_string(service.list().size()) + " sequences");
 
+  if (!service.snowflakes().empty()) {
+    asio::co_spawn(ioc, refresh_high_water_marks(ioc, service), net::log_on_exit("snowflake"));
+  }
+
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
   ioc.run();
   for (auto& t : pool) t.join();
+
+  // Lower each Snowflake high-water mark to the last tick used, so a restart barely waits.
+  for (const auto& g : service.snowflakes()) {
+    if (auto r = g->close(); !r) log::warn("snowflake '" + g->name() + "': " + r.error().message);
+  }
+  retries.stop();
 
   // Everything accepted has been answered or failed; commit what is queued, then close.
   committer.stop();

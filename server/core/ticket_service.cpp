@@ -1,6 +1,7 @@
 #include "server/core/ticket_service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <future>
 #include <mutex>
 #include <utility>
@@ -185,10 +186,70 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
 void TicketService::next(std::string_view name, std::uint64_t count, BlockCallback done) {
   auto seq = find(name);
   if (!seq) {
+    if (auto sf = find_snowflake(name)) {
+      next_snowflake(std::move(sf), count, std::move(done), 0);
+      return;
+    }
     done(unknown(name));
     return;
   }
   seq->take(count, std::move(done));
+}
+
+void TicketService::add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
+                                  RetryScheduler& retries, const Clock& clock) {
+  std::unique_lock lock(mutex_);
+  retries_ = &retries;
+  clock_ = &clock;
+  snowflakes_[generator->name()] = std::move(generator);
+}
+
+std::shared_ptr<SnowflakeGenerator> TicketService::find_snowflake(std::string_view name) const {
+  std::shared_lock lock(mutex_);
+  if (snowflakes_.empty()) return nullptr;
+  auto it = snowflakes_.find(std::string(name));
+  return it == snowflakes_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<SnowflakeGenerator>> TicketService::snowflakes() const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::shared_ptr<SnowflakeGenerator>> out;
+  for (const auto& [_, g] : snowflakes_) out.push_back(g);
+  return out;
+}
+
+void TicketService::next_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
+                                   std::uint64_t count, BlockCallback done, int attempts) {
+  if (count != 1) {
+    done(Error{TicketErrc::kWrongKind, "sequence '" + generator->name() +
+                                           "' is a Snowflake sequence: it issues one ID per "
+                                           "call, blocks are refused"});
+    return;
+  }
+  auto r = generator->try_next();
+  if (r.ok()) {
+    done(Block{r.id, 1, 1});
+    return;
+  }
+  // A full tick or a short clock step back: retry on the scheduler, a bounded number of times
+  // (about a second of waiting), never by sleeping on the caller's thread.
+  constexpr int kMaxAttempts = 1000;
+  if (r.retry_later() && attempts < kMaxAttempts && retries_ != nullptr) {
+    const auto now_ms = clock_->now_unix_ms();
+    const auto delay =
+        std::chrono::milliseconds(std::clamp<std::int64_t>(r.retry_at_unix_ms - now_ms, 0, 1000));
+    retries_->after(delay, [this, generator = std::move(generator), done = std::move(done),
+                            attempts]() mutable {
+      next_snowflake(std::move(generator), 1, std::move(done), attempts + 1);
+    });
+    return;
+  }
+  if (r.retry_later()) {
+    done(Error{TicketErrc::kRetryLater, "Snowflake sequence '" + generator->name() +
+                                            "' cannot issue yet: " + r.error.message});
+    return;
+  }
+  done(r.error);
 }
 
 void TicketService::advance_to(std::string_view name, std::uint64_t value, BlockCallback done) {

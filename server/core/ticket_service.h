@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "server/base/result.h"
+#include "server/core/clock.h"
 #include "server/core/group_committer.h"
+#include "server/core/retry_scheduler.h"
+#include "server/core/snowflake_generator.h"
 #include "server/core/ticket_sequence.h"
 #include "storage/counter_store.h"
 
@@ -41,6 +44,14 @@ class TicketService {
   /// apply to future values. Blocks until durable: start-up only.
   [[nodiscard]] DetailedResult<void> ensure_configured(const SequenceSpec& spec);
 
+  /// Serves `generator` under its name everywhere a ticket sequence is served (next() with
+  /// count 1; blocks are refused). "Retry later" answers are retried on `retries`, so callers
+  /// never wait on a timer of their own. Start-up only, before serving.
+  void add_snowflake(std::shared_ptr<SnowflakeGenerator> generator, RetryScheduler& retries,
+                     const Clock& clock);
+  [[nodiscard]] std::shared_ptr<SnowflakeGenerator> find_snowflake(std::string_view name) const;
+  [[nodiscard]] std::vector<std::shared_ptr<SnowflakeGenerator>> snowflakes() const;
+
   void create(const SequenceSpec& spec, CreateOptions options, DoneCallback done);
   void drop(std::string_view name, DoneCallback done);
 
@@ -50,10 +61,15 @@ class TicketService {
 
   [[nodiscard]] std::shared_ptr<TicketSequence> find(std::string_view name) const;
   [[nodiscard]] std::vector<SequenceInfo> list() const;
-  [[nodiscard]] bool exists(std::string_view name) const { return find(name) != nullptr; }
+  /// A ticket or Snowflake sequence of that name exists.
+  [[nodiscard]] bool exists(std::string_view name) const {
+    return find(name) != nullptr || find_snowflake(name) != nullptr;
+  }
 
  private:
   [[nodiscard]] static Error unknown(std::string_view name);
+  void next_snowflake(std::shared_ptr<SnowflakeGenerator> generator, std::uint64_t count,
+                      BlockCallback done, int attempts);
 
   CounterStore& store_;
   GroupCommitter& committer_;
@@ -63,6 +79,10 @@ class TicketService {
   std::unordered_map<std::string, bool> ddl_in_flight_;
   // Last ceilings of dropped names (mirrors "tomb/" keys), so create() needs no read I/O.
   std::unordered_map<std::string, std::uint64_t> tombstones_;
+  // Snowflake sequences: fixed at start-up, read-only afterwards.
+  std::unordered_map<std::string, std::shared_ptr<SnowflakeGenerator>> snowflakes_;
+  RetryScheduler* retries_ = nullptr;
+  const Clock* clock_ = nullptr;
 };
 
 /// Blocking helpers for start-up, tools, the crash-test child and benchmarks. Never call them

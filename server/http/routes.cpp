@@ -5,6 +5,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,6 +38,7 @@ enum class Route {
   kSequence,
   kNext,
   kBlocks,
+  kSnowflakeDecode,
   kUnmatched,
 };
 
@@ -68,6 +70,8 @@ std::string_view route_label(Route r, verb method) {
       return "next";
     case Route::kBlocks:
       return method == verb::post ? "blocks_lease" : "blocks_list";
+    case Route::kSnowflakeDecode:
+      return "snowflake_decode";
     case Route::kUnmatched:
       return "unmatched";
   }
@@ -80,6 +84,7 @@ std::string_view allowed_methods(Route r) {
     case Route::kReadyz:
     case Route::kMetrics:
     case Route::kSequences:
+    case Route::kSnowflakeDecode:
       return "GET";
     case Route::kSequence:
       return "GET, PUT, PATCH, DELETE";
@@ -99,6 +104,7 @@ bool method_allowed(Route r, verb m) {
     case Route::kReadyz:
     case Route::kMetrics:
     case Route::kSequences:
+    case Route::kSnowflakeDecode:
       return m == verb::get;
     case Route::kSequence:
       return m == verb::get || m == verb::put || m == verb::patch || m == verb::delete_;
@@ -173,6 +179,10 @@ DetailedResult<Target> parse_target(std::string_view target) {
     t.route = Route::kMetrics;
   } else if (path == "/v1/sequences") {
     t.route = Route::kSequences;
+  } else if (constexpr std::string_view kDecode = "/v1/snowflake/decode/";
+             path.starts_with(kDecode) && path.size() > kDecode.size()) {
+    t.route = Route::kSnowflakeDecode;
+    t.name = std::string(path.substr(kDecode.size()));
   } else if (constexpr std::string_view kPrefix = "/v1/sequences/"; path.starts_with(kPrefix)) {
     auto rest = path.substr(kPrefix.size());
     auto slash = rest.find('/');
@@ -300,6 +310,27 @@ DetailedResult<void> reject_unknown_query(const Target& t,
 
 Error unknown_sequence(std::string_view name) {
   return Error{TicketErrc::kUnknownSequence, "sequence '" + std::string(name) + "' does not exist"};
+}
+
+// GET /v1/snowflake/decode/{id}: the parts of an ID under the configured layout.
+void get_snowflake_decode(const Reply& reply, const std::string& text) {
+  const auto generators = reply.deps().tickets.snowflakes();
+  if (generators.empty()) {
+    return reply.fail(HttpErrc::kNoRoute, "no Snowflake sequence is configured");
+  }
+  std::uint64_t id = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || ptr != text.data() + text.size()) {
+    return reply.fail(HttpErrc::kInvalidField, "'" + text + "' is not a decimal 64-bit ID");
+  }
+  const auto& layout = generators.front()->layout();
+  auto parts = layout.decode(id);
+  if (!parts) return reply.fail(HttpErrc::kInvalidField, "'" + text + "' has the sign bit set");
+  reply.json(status::ok, json::object{{"id", std::to_string(id)},
+                                      {"unix_ms", parts->unix_ms},
+                                      {"timestamp", format_utc_ms(parts->unix_ms)},
+                                      {"worker", parts->worker},
+                                      {"sequence", parts->sequence}});
 }
 
 void get_sequences(const Reply& reply) {
@@ -539,6 +570,8 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
     case Route::kBlocks:
       if (req.method() == verb::post) return post_block(reply, req, t.name);
       return get_blocks(reply, t);
+    case Route::kSnowflakeDecode:
+      return get_snowflake_decode(reply, t.name);
     case Route::kUnmatched:
       break;
   }

@@ -39,7 +39,8 @@ ErrResult to_err(const Error& error, std::string_view qualified_table) {
       }
     }
   }
-  // Storage errors (disk full, I/O) and anything unexpected: a general error, no ticket.
+  // Storage errors (disk full, I/O), a Snowflake clock that stepped back too far, anything
+  // unexpected: a general error carrying the engine's message, and no ticket.
   return ErrResult{kErGeneral, "HY000", error.message};
 }
 

@@ -94,6 +94,37 @@ TEST(ConfigLoader, MissingFileIsAClearError) {
   EXPECT_NE(r.errors[0].find("cannot read"), std::string::npos);
 }
 
+TEST(ConfigLoader, SnowflakeSection) {
+  auto r = load(
+      "snowflake:\n  epoch: \"2026-01-01T00:00:00.250Z\"\n  time_bits: 39\n  worker_bits: 16\n"
+      "  sequence_bits: 8\n  time_unit_ms: 10\n  worker_id: { source: env, variable: POD }\n"
+      "  clock: { policy: logical }\nsequences:\n  - { name: S, kind: snowflake }\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  const auto& sf = r.config->snowflake;
+  EXPECT_EQ(sf.epoch_unix_ms, 1767225600250);
+  EXPECT_EQ(sf.time_bits, 39);
+  EXPECT_EQ(sf.time_unit_ms, 10);
+  EXPECT_EQ(sf.worker_source, "env");
+  EXPECT_EQ(sf.worker_env, "POD");
+  EXPECT_EQ(sf.clock_policy, "logical");
+  EXPECT_EQ(r.config->sequences[0].kind, "snowflake");
+  expect_error("snowflake:\n  sequence_bits: 13\n", {"snowflake: time_bits + worker_bits"});
+  expect_error("snowflake:\n  epoch: yesterday\n", {"t.yaml:2: snowflake.epoch"});
+  expect_error("snowflake:\n  clock: { policy: pray }\n", {"snowflake.clock.policy"});
+  expect_error("snowflake:\n  worker_id: { source: etcd }\n", {"'etcd' is not built yet"});
+  expect_error("snowflake:\n  worker_id: { source: env }\n", {"needs the name"});
+}
+
+TEST(ParseUtcMs, AcceptsIsoUtcOnly) {
+  EXPECT_EQ(parse_utc_ms("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(parse_utc_ms("2026-01-01T00:00:00Z"), 1767225600000);
+  EXPECT_EQ(parse_utc_ms("2026-01-01T00:00:01.5Z"), 1767225601500);
+  EXPECT_FALSE(parse_utc_ms("2026-01-01T00:00:00"));
+  EXPECT_FALSE(parse_utc_ms("2026-01-01 00:00:00Z"));
+  EXPECT_FALSE(parse_utc_ms("2026-13-01T00:00:00Z"));
+  EXPECT_FALSE(parse_utc_ms("2026-01-01T00:00:00+01:00"));
+}
+
 TEST(ListenAddress, Parses) {
   EXPECT_EQ(parse_listen("127.0.0.1:3306")->port, 3306);
   EXPECT_EQ(parse_listen("[::1]:80")->host, "::1");

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
 #include "server/http/http_errc.h"
 #include "storage/counter_store.h"
@@ -27,6 +28,7 @@ const Case kCases[] = {
     {TicketErrc::kRetryLater, status::service_unavailable, "retry_later"},
     {TicketErrc::kShuttingDown, status::service_unavailable, "shutting_down"},
     {TicketErrc::kWrongKind, status::conflict, "wrong_kind"},
+    {SnowflakeErrc::kClockMovedBackwards, status::service_unavailable, "clock_moved_backwards"},
     {StorageErrc::kIo, status::service_unavailable, "storage_failed"},
     {StorageErrc::kNoSpace, status::service_unavailable, "storage_failed"},
     {StorageErrc::kCorruption, status::internal_server_error, "storage_corrupt"},
