@@ -137,9 +137,10 @@ void TicketSequence::maybe_prefetch_locked(std::unique_lock<std::mutex>& lock) {
   // sync. The write extends the ceiling by exactly `cache` values: still one durable write per
   // `cache` values issued.
   if (write_in_flight_ || spec_.cache < 2 || highest_target_ >= spec_.max_value) return;
-  const u128 left =
-      next_ > durable_ceiling_ ? 0 : (u128{durable_ceiling_} - next_) / spec_.increment + 1;
-  if (left * 2 >= spec_.cache) return;
+  // Less than half the cache left, i.e. 2 * (ceiling - next + step) < cache * step; written
+  // with multiplications because a 128-bit division costs as much as the rest of the hot path.
+  const u128 span = next_ > durable_ceiling_ ? 0 : u128{durable_ceiling_} - next_ + spec_.increment;
+  if (span * 2 >= u128{spec_.cache} * spec_.increment) return;
   start_write_locked(lock);
 }
 
