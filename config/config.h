@@ -61,10 +61,11 @@ struct SnowflakeConfig {
   int worker_bits = 10;
   int sequence_bits = 12;
   std::int64_t time_unit_ms = 1;
-  std::string worker_source = "static";  // static | env (etcd is not built yet)
-  std::uint64_t worker_id = 0;           // static
-  std::string worker_env;                // env: the variable holding the worker id
-  std::string clock_policy = "wait";     // fail | wait | logical
+  std::string order = "time_worker_sequence";  // or time_sequence_worker (Sonyflake)
+  std::string worker_source = "static";        // static | env (etcd is not built yet)
+  std::uint64_t worker_id = 0;                 // static
+  std::string worker_env;                      // env: the variable holding the worker id
+  std::string clock_policy = "wait";           // fail | wait | logical
   std::uint64_t max_backward_ms = 5;
   int line = 0;
 };

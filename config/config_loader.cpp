@@ -230,7 +230,7 @@ class Loader {
   void load_snowflake(const YAML::Node& node, SnowflakeConfig& sf) {
     const std::string p = "snowflake";
     if (!expect_map(node, p,
-                    {"epoch", "time_bits", "worker_bits", "sequence_bits", "time_unit_ms",
+                    {"epoch", "time_bits", "worker_bits", "sequence_bits", "time_unit_ms", "order",
                      "worker_id", "clock"})) {
       return;
     }
@@ -249,6 +249,11 @@ class Loader {
     std::uint64_t unit = 1;
     if (get_uint(node, p, "time_unit_ms", unit, 1, 86400000)) {
       sf.time_unit_ms = static_cast<std::int64_t>(unit);
+    }
+    if (get_string(node, p, "order", sf.order) && sf.order != "time_worker_sequence" &&
+        sf.order != "time_sequence_worker") {
+      error(node["order"], "snowflake.order",
+            "expected time_worker_sequence or time_sequence_worker, got '" + sf.order + "'");
     }
     if (auto w = node["worker_id"]) {
       const std::string wp = "snowflake.worker_id";

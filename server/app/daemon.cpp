@@ -68,6 +68,8 @@ DetailedResult<std::shared_ptr<SnowflakeGenerator>> open_snowflake(
   o.layout.worker_bits = sf.worker_bits;
   o.layout.sequence_bits = sf.sequence_bits;
   o.layout.time_unit_ms = sf.time_unit_ms;
+  o.layout.order = sf.order == "time_sequence_worker" ? SnowflakeFieldOrder::kTimeSequenceWorker
+                                                      : SnowflakeFieldOrder::kTimeWorkerSequence;
   o.worker_id = sf.worker_id;
   if (sf.worker_source == "env") {
     // A StatefulSet pod index, for example; it must be a plain non-negative integer.

@@ -97,19 +97,22 @@ TEST(ConfigLoader, MissingFileIsAClearError) {
 TEST(ConfigLoader, SnowflakeSection) {
   auto r = load(
       "snowflake:\n  epoch: \"2026-01-01T00:00:00.250Z\"\n  time_bits: 39\n  worker_bits: 16\n"
-      "  sequence_bits: 8\n  time_unit_ms: 10\n  worker_id: { source: env, variable: POD }\n"
+      "  sequence_bits: 8\n  time_unit_ms: 10\n  order: time_sequence_worker\n  worker_id: { "
+      "source: env, variable: POD }\n"
       "  clock: { policy: logical }\nsequences:\n  - { name: S, kind: snowflake }\n");
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
   const auto& sf = r.config->snowflake;
   EXPECT_EQ(sf.epoch_unix_ms, 1767225600250);
   EXPECT_EQ(sf.time_bits, 39);
   EXPECT_EQ(sf.time_unit_ms, 10);
+  EXPECT_EQ(sf.order, "time_sequence_worker");
   EXPECT_EQ(sf.worker_source, "env");
   EXPECT_EQ(sf.worker_env, "POD");
   EXPECT_EQ(sf.clock_policy, "logical");
   EXPECT_EQ(r.config->sequences[0].kind, "snowflake");
   expect_error("snowflake:\n  sequence_bits: 13\n", {"snowflake: time_bits + worker_bits"});
   expect_error("snowflake:\n  epoch: yesterday\n", {"t.yaml:2: snowflake.epoch"});
+  expect_error("snowflake:\n  order: random\n", {"snowflake.order"});
   expect_error("snowflake:\n  clock: { policy: pray }\n", {"snowflake.clock.policy"});
   expect_error("snowflake:\n  worker_id: { source: etcd }\n", {"'etcd' is not built yet"});
   expect_error("snowflake:\n  worker_id: { source: env }\n", {"needs the name"});
