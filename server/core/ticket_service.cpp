@@ -263,7 +263,7 @@ void TicketService::advance_to(std::string_view name, std::uint64_t value, Block
 
 std::shared_ptr<TicketSequence> TicketService::find(std::string_view name) const {
   std::shared_lock lock(mutex_);
-  auto it = sequences_.find(std::string(name));
+  auto it = sequences_.find(name);
   return it == sequences_.end() ? nullptr : it->second;
 }
 

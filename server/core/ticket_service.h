@@ -71,10 +71,17 @@ class TicketService {
   void next_snowflake(std::shared_ptr<SnowflakeGenerator> generator, std::uint64_t count,
                       BlockCallback done, int attempts);
 
+  // Lets find() look names up by string_view, without building a std::string per request.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+
   CounterStore& store_;
   GroupCommitter& committer_;
   mutable std::shared_mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<TicketSequence>> sequences_;
+  std::unordered_map<std::string, std::shared_ptr<TicketSequence>, NameHash, std::equal_to<>>
+      sequences_;
   // Names with a create/drop in flight, so two DDLs on one name never interleave.
   std::unordered_map<std::string, bool> ddl_in_flight_;
   // Last ceilings of dropped names (mirrors "tomb/" keys), so create() needs no read I/O.

@@ -363,8 +363,17 @@ class Limits(unittest.TestCase):
     def test_max_connections_and_wait_timeout(self):
         t = Ticketd(config=LIMITS_CONFIG).start()
         try:
+            # The fixture's readiness probe (a bare TCP connect) may still hold a slot for a
+            # moment: wait until two real connections fit, then a third must be refused.
             a = pymysql_conn(t)
-            b = pymysql_conn(t)
+            for _ in range(100):
+                try:
+                    b = pymysql_conn(t)
+                    break
+                except pymysql.err.OperationalError:
+                    time.sleep(0.02)
+            else:
+                self.fail("a second connection never fitted under max_connections: 2")
             with self.assertRaises(pymysql.err.OperationalError) as cm:
                 pymysql_conn(t)
             self.assertEqual(cm.exception.args[0], 1040)
