@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace ticketd {
 
@@ -23,5 +24,8 @@ class SystemClock final : public Clock {
         .count();
   }
 };
+
+/// "2026-01-01T00:00:00.000Z": RFC 3339 UTC with milliseconds, for APIs and log lines.
+[[nodiscard]] std::string format_utc_ms(std::int64_t unix_ms);
 
 }  // namespace ticketd

@@ -105,7 +105,4 @@ struct SnowflakeLayout {
   }
 };
 
-/// "2026-01-01T00:00:00.000Z": the form log lines, errors and the decode endpoint use.
-[[nodiscard]] std::string format_utc_ms(std::int64_t unix_ms);
-
 }  // namespace ticketd

@@ -100,21 +100,6 @@ std::optional<std::uint64_t> parse_decimal(std::string_view text) {
   return v;
 }
 
-std::string format_utc_ms(std::int64_t unix_ms) {
-  using namespace std::chrono;
-  const sys_time<milliseconds> t{milliseconds{unix_ms}};
-  const auto day = floor<days>(t);
-  const year_month_day ymd{day};
-  const hh_mm_ss hms{t - day};
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
-                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                static_cast<unsigned>(ymd.day()), static_cast<int>(hms.hours().count()),
-                static_cast<int>(hms.minutes().count()), static_cast<int>(hms.seconds().count()),
-                static_cast<int>(hms.subseconds().count()));
-  return buf;
-}
-
 json::object sequence_json(const SequenceInfo& info) {
   const auto& spec = info.spec;
   return json::object{

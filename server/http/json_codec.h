@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "server/base/result.h"
+#include "server/core/clock.h"
 #include "server/core/lease_log.h"
 #include "server/core/ticket_sequence.h"
 
@@ -40,9 +41,6 @@ namespace ticketd::http {
 
 /// Unsigned decimal text with no sign, spaces or leading '+'; nullopt on overflow.
 [[nodiscard]] std::optional<std::uint64_t> parse_decimal(std::string_view text);
-
-/// RFC 3339 UTC with milliseconds: "2026-03-01T12:00:00.123Z".
-[[nodiscard]] std::string format_utc_ms(std::int64_t unix_ms);
 
 /// {"name":…, "kind":…, "start":"1", "increment":1, "offset":1, "max_value":"…", "cache":1000,
 ///  "next_value":"…", "durable_ceiling":"…", "issued":"…", "remaining":"…", "exhausted":false}.

@@ -60,12 +60,6 @@ TEST(JsonCodec, UnknownFieldsAreNamed) {
   EXPECT_TRUE(reject_unknown_fields(obj(R"({"a":1})"), {"a", "b"}));
 }
 
-TEST(JsonCodec, FormatsUtcWithMilliseconds) {
-  EXPECT_EQ(format_utc_ms(0), "1970-01-01T00:00:00.000Z");
-  EXPECT_EQ(format_utc_ms(1767225600123), "2026-01-01T00:00:00.123Z");
-  EXPECT_EQ(format_utc_ms(951825599999), "2000-02-29T11:59:59.999Z");
-}
-
 TEST(JsonCodec, LeaseJsonHasStringIdsAndNumericShape) {
   Lease l{"000000000000001-0000000000", "S", Block{9223372036854775800ULL, 2, 3}, "h", 0};
   EXPECT_EQ(json::serialize(lease_json(l)),
