@@ -168,10 +168,13 @@ int Daemon::run() {
   const mysql::ServerSettings settings = mysql_settings(config_);
   mysql::UserTable users;
   for (const auto& u : config_.mysql.users) users[u.name] = mysql::double_sha1(u.password);
-  mysql::QueryExecutor executor(service, settings, clock,
-                                [&metrics](std::string_view sequence, std::uint64_t n) {
-                                  metrics.ids_issued(sequence, "mysql", n);
-                                });
+  UuidV7Generator uuids(clock);
+  mysql::QueryExecutor executor(
+      service, settings, clock,
+      [&metrics](std::string_view sequence, std::uint64_t n) {
+        metrics.ids_issued(sequence, "mysql", n);
+      },
+      &uuids);
   net::SessionRegistry mysql_sessions;
   std::atomic<std::uint32_t> next_connection_id{1};
   mysql::ConnectionHooks hooks{

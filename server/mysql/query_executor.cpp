@@ -92,11 +92,12 @@ std::string create_sequence_text(const SequenceInfo& i) {
 }  // namespace
 
 QueryExecutor::QueryExecutor(TicketService& tickets, const ServerSettings& settings,
-                             const Clock& clock, IssuedHook on_issued)
+                             const Clock& clock, IssuedHook on_issued, UuidV7Generator* uuids)
     : tickets_(tickets),
       settings_(settings),
       clock_(clock),
       on_issued_(std::move(on_issued)),
+      uuids_(uuids),
       started_unix_ms_(clock.now_unix_ms()) {}
 
 // One overload per statement kind. Each completes `done` exactly once.
@@ -272,6 +273,10 @@ struct QueryExecutor::Visitor {
           case sql::SelectItemKind::kConnectionId:
             col.kind = ColumnKind::kUnsignedBigint;
             row.emplace_back(std::to_string(s->connection_id));
+            break;
+          case sql::SelectItemKind::kUuidV7:
+            if (ex->uuids_ == nullptr) return finish(not_supported("UUID_V7()"));
+            row.emplace_back(ticketd::to_string(ex->uuids_->next()));
             break;
           case sql::SelectItemKind::kNow:
           case sql::SelectItemKind::kUtcTimestamp:

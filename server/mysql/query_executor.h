@@ -6,6 +6,7 @@
 
 #include "server/core/clock.h"
 #include "server/core/ticket_service.h"
+#include "server/core/uuidv7_generator.h"
 #include "server/mysql/query_result.h"
 #include "server/mysql/session_state.h"
 #include "server/sql/statement.h"
@@ -25,7 +26,7 @@ class QueryExecutor {
   using IssuedHook = std::function<void(std::string_view, std::uint64_t)>;
 
   QueryExecutor(TicketService& tickets, const ServerSettings& settings, const Clock& clock,
-                IssuedHook on_issued = {});
+                IssuedHook on_issued = {}, UuidV7Generator* uuids = nullptr);
 
   /// Recognizes and executes one statement (multi-statement text is split by the caller).
   void execute(SessionState& session, std::string_view sql, Done done) const;
@@ -40,6 +41,7 @@ class QueryExecutor {
   const ServerSettings& settings_;
   const Clock& clock_;
   IssuedHook on_issued_;
+  UuidV7Generator* uuids_;
   std::int64_t started_unix_ms_;
 };
 

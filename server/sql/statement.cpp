@@ -142,6 +142,9 @@ std::string render(const SelectItem& item) {
     case SelectItemKind::kUtcTimestamp:
       kind = "utc_timestamp";
       break;
+    case SelectItemKind::kUuidV7:
+      kind = "uuid_v7";
+      break;
     case SelectItemKind::kNextValue:
       kind = "nextval:" + render(item.sequence);
       break;

@@ -91,6 +91,7 @@ enum class SelectItemKind {
   kConnectionId,    // CONNECTION_ID()
   kNow,             // NOW(), CURRENT_TIMESTAMP[()], LOCALTIME[()], LOCALTIMESTAMP[()], SYSDATE()
   kUtcTimestamp,    // UTC_TIMESTAMP[()]
+  kUuidV7,          // UUID_V7() (MariaDB 11.7)
   kNextValue,       // NEXTVAL(s), NEXT VALUE FOR s
   kLastValue,       // LASTVAL(s), PREVIOUS VALUE FOR s
   kSetValue,        // SETVAL(s, n [, is_used [, round]])

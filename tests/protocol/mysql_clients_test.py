@@ -288,6 +288,17 @@ class Statements(unittest.TestCase):
         self.cur.execute("USE tickets")
         self.assertEqual(self.error_of("USE nowhere")[0], 1049)
 
+    def test_uuid_v7_is_rfc9562_and_monotonic(self):
+        uuids = []
+        for _ in range(300):
+            uuids.append(self.one("SELECT UUID_V7()")[0])
+        for u in uuids:
+            self.assertRegex(u, r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+        self.assertEqual(uuids, sorted(uuids))  # generation order is sort order
+        self.assertEqual(len(set(uuids)), len(uuids))
+        ms = int(uuids[-1].replace("-", "")[:12], 16)
+        self.assertLess(abs(ms - time.time() * 1000), 5000)
+
     def test_errors_keep_the_connection_usable(self):
         self.assertEqual(self.error_of("REPLACE INTO Nope (stub) VALUES ('a')")[:2],
                          (1146, "Table 'tickets.Nope' doesn't exist"))

@@ -78,6 +78,7 @@ constexpr AcceptCase kAccepted[] = {
      "select [database SCHEMA()] [user SESSION_USER()] [user SYSTEM_USER()] "
      "[current_user CURRENT_USER] [current_user CURRENT_USER()]"},
     {"SELECT CONNECTION_ID() FROM DUAL", "select [connection_id CONNECTION_ID()]"},
+    {"SELECT UUID_V7(), uuid_v7() AS u", "select [uuid_v7 UUID_V7()] [uuid_v7 uuid_v7() as u]"},
     {"SELECT NOW(), UTC_TIMESTAMP, UTC_TIMESTAMP(), NOW(3), CURRENT_TIMESTAMP",
      "select [now NOW()] [utc_timestamp UTC_TIMESTAMP] [utc_timestamp UTC_TIMESTAMP()] "
      "[now:3 NOW(3)] [now CURRENT_TIMESTAMP]"},
