@@ -94,7 +94,14 @@ Metrics::Metrics(const TicketService& tickets, const GroupCommitter& committer, 
                         "The value the next request would get, per sequence (0 when exhausted; "
                         "a float: exact only below 2^53)")),
       durable_ceiling_(gauge(*registry_, "ticketd_sequence_durable_ceiling",
-                             "Highest value a synced write allows, per sequence (a float)")) {
+                             "Highest value a synced write allows, per sequence (a float)")),
+      snowflake_events_(counter(*registry_, "ticketd_snowflake_events_total",
+                                "Snowflake generator events per sequence: issued, "
+                                "sequence_exhausted, clock_backward, clock_backward_wait, "
+                                "clock_backward_refused, logical_id, hwm_wait, hwm_write, "
+                                "hwm_write_failure, restart_wait")),
+      snowflake_ahead_(gauge(*registry_, "ticketd_snowflake_ahead_seconds",
+                             "How far the newest Snowflake ID's time is ahead of the clock")) {
   std::lock_guard lock(scrape_mutex_);
   last_stats_ = committer_.stats();
   const auto now = clock_.now_unix_ms();
@@ -233,9 +240,34 @@ void Metrics::refresh_engine_locked() {
   }
 }
 
+void Metrics::refresh_snowflakes_locked() {
+  for (const auto& g : tickets_.snowflakes()) {
+    const auto now = g->stats();
+    auto& before = snowflake_last_[g->name()];
+    auto add = [&](const char* event, std::uint64_t a, std::uint64_t b) {
+      snowflake_events_.Add({{"sequence", g->name()}, {"event", event}})
+          .Increment(static_cast<double>(a >= b ? a - b : 0));
+    };
+    add("issued", now.issued, before.issued);
+    add("sequence_exhausted", now.sequence_exhausted, before.sequence_exhausted);
+    add("clock_backward", now.clock_backward_events, before.clock_backward_events);
+    add("clock_backward_wait", now.clock_backward_waits, before.clock_backward_waits);
+    add("clock_backward_refused", now.clock_backward_refusals, before.clock_backward_refusals);
+    add("logical_id", now.logical_ids, before.logical_ids);
+    add("hwm_wait", now.hwm_waits, before.hwm_waits);
+    add("hwm_write", now.hwm_writes, before.hwm_writes);
+    add("hwm_write_failure", now.hwm_write_failures, before.hwm_write_failures);
+    add("restart_wait", now.restart_waits, before.restart_waits);
+    snowflake_ahead_.Add({{"sequence", g->name()}})
+        .Set(static_cast<double>(now.logical_ahead_ms) / 1000.0);
+    before = now;
+  }
+}
+
 std::string Metrics::serialize() {
   std::lock_guard lock(scrape_mutex_);
   refresh_engine_locked();
+  refresh_snowflakes_locked();
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
 

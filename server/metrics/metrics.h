@@ -12,6 +12,7 @@
 
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
+#include "server/core/snowflake_generator.h"
 #include "server/core/ticket_service.h"
 
 namespace prometheus {
@@ -59,6 +60,7 @@ class Metrics {
     double rate_per_s = 0;      // smoothed issue rate
   };
   void refresh_engine_locked();
+  void refresh_snowflakes_locked();
 
   const TicketService& tickets_;
   const GroupCommitter& committer_;
@@ -83,6 +85,8 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& exhaustion_seconds_;
   prometheus::Family<prometheus::Gauge>& next_value_;
   prometheus::Family<prometheus::Gauge>& durable_ceiling_;
+  prometheus::Family<prometheus::Counter>& snowflake_events_;
+  prometheus::Family<prometheus::Gauge>& snowflake_ahead_;
 
   // Hot-path series, looked up once: Family::Add builds and hashes a label map on every call,
   // which cost more than the ticket itself. Counters and histograms are never removed, so the
@@ -94,6 +98,7 @@ class Metrics {
   std::mutex scrape_mutex_;  // one scrape at a time; guards what follows
   GroupCommitter::Stats last_stats_;
   std::map<std::string, SequenceSample, std::less<>> samples_;
+  std::map<std::string, SnowflakeStats, std::less<>> snowflake_last_;
 };
 
 }  // namespace ticketd::metrics

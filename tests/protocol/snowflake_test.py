@@ -104,6 +104,16 @@ class Snowflake(unittest.TestCase):
             self.assertTrue(body["timestamp"].endswith("Z"))
             status, body = http_call(t.http_port, "GET", "/v1/snowflake/decode/abc")
             self.assertEqual(status, 422)
+            c = http.client.HTTPConnection("127.0.0.1", t.http_port, timeout=10)
+            c.request("GET", "/metrics")
+            metrics = c.getresponse().read().decode()
+            c.close()
+            issued = [line for line in metrics.splitlines()
+                      if line.startswith("ticketd_snowflake_events_total") and
+                      'event="issued"' in line and 'sequence="Snowflake64"' in line]
+            self.assertEqual(len(issued), 1, metrics)
+            self.assertGreaterEqual(float(issued[0].split()[-1]), 502)  # 500 + NEXTVAL + /next
+            self.assertIn('ticketd_snowflake_events_total{event="hwm_write"', metrics)
             conn.close()
 
             last = http_id
