@@ -148,7 +148,7 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
   std::shared_ptr<TicketSequence> seq;
   {
     std::unique_lock lock(mutex_);
-    auto it = sequences_.find(name);
+    auto it = sequences_.find(std::string(name));
     if (it == sequences_.end()) {
       lock.unlock();
       done(unknown(name));

@@ -24,7 +24,6 @@
 #include "server/http/error_mapping.h"
 #include "server/http/http_errc.h"
 #include "server/http/json_codec.h"
-#include "server/net/pending_result.h"
 
 namespace ticketd::http {
 namespace {
@@ -43,6 +42,35 @@ constexpr std::chrono::milliseconds kLingerTimeout{1000};
 // Runs handle_request and resumes the awaiting coroutine on its own executor: the engine may
 // complete on its committer thread, and the stream must only be touched from the session's
 // strand. The tracked executor keeps the io_context running while the engine works.
+// The response to one request. Most are ready before handle_request() returns (cached tickets,
+// admin reads); those are used at once, with no trip through the scheduler. One that completes
+// later, on the engine's committer thread, wakes the session by cancelling `wake`, posted to the
+// session's strand.
+struct PendingResponse {
+  explicit PendingResponse(const asio::any_io_executor& ex)
+      : wake(ex, asio::steady_timer::time_point::max()) {}
+  asio::steady_timer wake;
+  Response res;
+  std::atomic<int> state{0};  // 0: in handle_request, 1: answered inline, 2: session waiting
+};
+
+asio::awaitable<Response> handle(const HttpDeps& deps, Request req,
+                                 const std::shared_ptr<PendingResponse>& pending) {
+  pending->state.store(0, std::memory_order_relaxed);
+  handle_request(deps, std::move(req), [pending](Response res) {
+    pending->res = std::move(res);
+    int expected = 0;
+    if (!pending->state.compare_exchange_strong(expected, 1)) {
+      asio::post(pending->wake.get_executor(), [pending] { pending->wake.cancel(); });
+    }
+  });
+  int expected = 0;
+  if (pending->state.compare_exchange_strong(expected, 2)) {
+    // The cancel is posted to this strand, so it cannot run before this wait has started.
+    co_await pending->wake.async_wait(use_nothrow);
+  }
+  co_return std::move(pending->res);
+}
 
 // One contiguous buffer per response: cheaper than Beast's generic serializer, which walks a
 // concatenated buffer view piece by piece (it dominated a profile of the single-ticket route).
@@ -143,7 +171,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
   ConnectionGauge gauge(deps.metrics);
   const HttpOptions& o = deps.options;
   beast::flat_buffer buffer;
-  auto pending = std::make_shared<net::PendingResult<Response>>(ex);
+  auto pending = std::make_shared<PendingResponse>(ex);
 
   for (;;) {
     if (deps.sessions.stopping()) break;
@@ -189,10 +217,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       break;
     }
 
-    Response res = std::move(*co_await pending->run([&](auto done) {
-      handle_request(deps, parser.release(), std::move(done));
-      return true;
-    }));
+    Response res = co_await handle(deps, parser.release(), pending);
     if (deps.sessions.stopping()) res.keep_alive(false);
     stream->expires_after(o.read_timeout);
     const std::string wire = serialize(res);
