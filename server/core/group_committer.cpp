@@ -25,6 +25,14 @@ void GroupCommitter::submit(std::vector<Mutation> mutations, Done done) {
   done(Error{TicketErrc::kShuttingDown, "server is shutting down"});
 }
 
+DetailedResult<void> GroupCommitter::try_submit(std::vector<Mutation> mutations, Done done) {
+  std::lock_guard lock(mutex_);
+  if (stopping_) return Error{TicketErrc::kShuttingDown, "server is shutting down"};
+  queue_.push_back(Request{std::move(mutations), std::move(done)});
+  wake_.notify_one();
+  return {};
+}
+
 void GroupCommitter::stop() {
   {
     std::lock_guard lock(mutex_);

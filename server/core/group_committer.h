@@ -39,6 +39,9 @@ class GroupCommitter {
   GroupCommitter& operator=(const GroupCommitter&) = delete;
 
   void submit(std::vector<Mutation> mutations, Done done);
+  /// Like submit(), but once stopping it returns the error instead of calling `done` inline, so
+  /// a caller may submit while holding a lock its completion takes.
+  [[nodiscard]] DetailedResult<void> try_submit(std::vector<Mutation> mutations, Done done);
   /// Commits everything already submitted, then stops; later submissions fail with kShuttingDown.
   void stop();
   [[nodiscard]] Stats stats() const;

@@ -24,6 +24,12 @@ class TicketCategory final : public boost::system::error_category {
         return "shutting down";
       case TicketErrc::kWrongKind:
         return "operation not supported by this sequence kind";
+      case TicketErrc::kReservationNotFound:
+        return "unknown reservation";
+      case TicketErrc::kReservationEnded:
+        return "reservation no longer held";
+      case TicketErrc::kQueueTimeout:
+        return "timed out waiting for the sequence's strict-order turn";
     }
     return "unknown ticket error";
   }

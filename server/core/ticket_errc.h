@@ -16,6 +16,9 @@ enum class TicketErrc {
   kRetryLater,           // try again after a short wait (Snowflake clock, busy)
   kShuttingDown,         // the engine is stopping
   kWrongKind,            // operation not supported by this sequence kind
+  kReservationNotFound,  // no reservation with that id (gapless)
+  kReservationEnded,     // the reservation expired, was released or is being committed
+  kQueueTimeout,         // a strict-order gapless caller waited too long for its turn
 };
 
 const boost::system::error_category& ticket_category() noexcept;

@@ -93,7 +93,8 @@ void TicketService::create(const SequenceSpec& spec, CreateOptions options, Done
   std::uint64_t ceiling = spec.start - 1;
   {
     std::unique_lock lock(mutex_);
-    if (sequences_.contains(spec.name)) {
+    if (sequences_.contains(spec.name) || gapless_.contains(spec.name) ||
+        snowflakes_.contains(spec.name)) {
       lock.unlock();
       if (options.if_not_exists) {
         done({});
@@ -150,7 +151,14 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
     std::unique_lock lock(mutex_);
     auto it = sequences_.find(std::string(name));
     if (it == sequences_.end()) {
+      const bool configured = gapless_.contains(name) || snowflakes_.contains(std::string(name));
       lock.unlock();
+      if (configured) {
+        done(Error{TicketErrc::kWrongKind, "sequence '" + std::string(name) +
+                                               "' is configured (gapless or Snowflake): remove "
+                                               "it from the config file instead"});
+        return;
+      }
       done(unknown(name));
       return;
     }
@@ -190,6 +198,20 @@ void TicketService::next(std::string_view name, std::uint64_t count, BlockCallba
       next_snowflake(std::move(sf), count, std::move(done), 0);
       return;
     }
+    if (auto g = find_gapless(name)) {
+      if (count != 1) {
+        done(Error{TicketErrc::kWrongKind, "sequence '" + g->spec().name +
+                                               "' is a gapless sequence: it issues one number per "
+                                               "call, blocks are refused"});
+        return;
+      }
+      const auto step = g->spec().increment;
+      g->take("autocommit", [done = std::move(done), step](DetailedResult<Reservation> r) {
+        if (!r) return done(r.error());
+        done(Block{r->number, step, 1});
+      });
+      return;
+    }
     done(unknown(name));
     return;
   }
@@ -202,6 +224,26 @@ void TicketService::add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
   retries_ = &retries;
   clock_ = &clock;
   snowflakes_[generator->name()] = std::move(generator);
+}
+
+void TicketService::add_gapless(std::shared_ptr<GaplessSequence> sequence) {
+  std::unique_lock lock(mutex_);
+  const std::string name = sequence->spec().name;
+  gapless_[name] = std::move(sequence);
+}
+
+std::shared_ptr<GaplessSequence> TicketService::find_gapless(std::string_view name) const {
+  std::shared_lock lock(mutex_);
+  if (gapless_.empty()) return nullptr;
+  auto it = gapless_.find(name);
+  return it == gapless_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<GaplessSequence>> TicketService::gapless() const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::shared_ptr<GaplessSequence>> out;
+  for (const auto& [_, g] : gapless_) out.push_back(g);
+  return out;
 }
 
 std::shared_ptr<SnowflakeGenerator> TicketService::find_snowflake(std::string_view name) const {

@@ -12,6 +12,7 @@
 
 #include "server/base/result.h"
 #include "server/core/clock.h"
+#include "server/core/gapless_sequence.h"
 #include "server/core/group_committer.h"
 #include "server/core/retry_scheduler.h"
 #include "server/core/snowflake_generator.h"
@@ -52,6 +53,12 @@ class TicketService {
   [[nodiscard]] std::shared_ptr<SnowflakeGenerator> find_snowflake(std::string_view name) const;
   [[nodiscard]] std::vector<std::shared_ptr<SnowflakeGenerator>> snowflakes() const;
 
+  /// Serves a gapless sequence under its name: next() with count 1 reserves and commits in
+  /// one durable write; transactions use find_gapless(). Start-up only, before serving.
+  void add_gapless(std::shared_ptr<GaplessSequence> sequence);
+  [[nodiscard]] std::shared_ptr<GaplessSequence> find_gapless(std::string_view name) const;
+  [[nodiscard]] std::vector<std::shared_ptr<GaplessSequence>> gapless() const;
+
   void create(const SequenceSpec& spec, CreateOptions options, DoneCallback done);
   void drop(std::string_view name, DoneCallback done);
 
@@ -63,7 +70,8 @@ class TicketService {
   [[nodiscard]] std::vector<SequenceInfo> list() const;
   /// A ticket or Snowflake sequence of that name exists.
   [[nodiscard]] bool exists(std::string_view name) const {
-    return find(name) != nullptr || find_snowflake(name) != nullptr;
+    return find(name) != nullptr || find_snowflake(name) != nullptr ||
+           find_gapless(name) != nullptr;
   }
 
  private:
@@ -88,6 +96,9 @@ class TicketService {
   std::unordered_map<std::string, std::uint64_t> tombstones_;
   // Snowflake sequences: fixed at start-up, read-only afterwards.
   std::unordered_map<std::string, std::shared_ptr<SnowflakeGenerator>> snowflakes_;
+  // Gapless sequences: fixed at start-up, read-only afterwards.
+  std::unordered_map<std::string, std::shared_ptr<GaplessSequence>, NameHash, std::equal_to<>>
+      gapless_;
   RetryScheduler* retries_ = nullptr;
   const Clock* clock_ = nullptr;
 };

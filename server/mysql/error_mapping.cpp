@@ -23,6 +23,9 @@ constexpr Row kTicketRows[] = {
     {TicketErrc::kRetryLater, kErLockWaitTimeout, "HY000"},
     {TicketErrc::kShuttingDown, kErServerShutdown, "08S01"},
     {TicketErrc::kWrongKind, kErNotSupportedYet, "42000"},
+    {TicketErrc::kReservationNotFound, kErErrorDuringCommit, "HY000"},
+    {TicketErrc::kReservationEnded, kErErrorDuringCommit, "HY000"},
+    {TicketErrc::kQueueTimeout, kErLockWaitTimeout, "HY000"},
 };
 
 }  // namespace

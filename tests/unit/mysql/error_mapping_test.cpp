@@ -15,10 +15,17 @@ TEST(MySqlErrorMapping, EveryEngineErrorHasARow) {
     const char* state;
   };
   const Case cases[] = {
-      {TicketErrc::kUnknownSequence, 1146, "42S02"}, {TicketErrc::kAlreadyExists, 1050, "42S01"},
-      {TicketErrc::kExhausted, 4084, "HY000"},       {TicketErrc::kInvalidArgument, 1210, "HY000"},
-      {TicketErrc::kStorageFailed, 1105, "HY000"},   {TicketErrc::kRetryLater, 1205, "HY000"},
-      {TicketErrc::kShuttingDown, 1053, "08S01"},    {TicketErrc::kWrongKind, 1235, "42000"},
+      {TicketErrc::kUnknownSequence, 1146, "42S02"},
+      {TicketErrc::kAlreadyExists, 1050, "42S01"},
+      {TicketErrc::kExhausted, 4084, "HY000"},
+      {TicketErrc::kInvalidArgument, 1210, "HY000"},
+      {TicketErrc::kStorageFailed, 1105, "HY000"},
+      {TicketErrc::kRetryLater, 1205, "HY000"},
+      {TicketErrc::kShuttingDown, 1053, "08S01"},
+      {TicketErrc::kWrongKind, 1235, "42000"},
+      {TicketErrc::kReservationNotFound, 1180, "HY000"},
+      {TicketErrc::kReservationEnded, 1180, "HY000"},
+      {TicketErrc::kQueueTimeout, 1205, "HY000"},
       {StorageErrc::kNoSpace, 1105, "HY000"},
   };
   for (const auto& c : cases) {

@@ -1,0 +1,188 @@
+// Gapless sequences: numbers are reserved, then committed or released, and the committed
+// numbers always form one unbroken run from the first value.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/base/result.h"
+#include "server/core/clock.h"
+#include "server/core/group_committer.h"
+#include "server/core/sequence_spec.h"
+#include "storage/counter_store.h"
+
+namespace ticketd {
+
+/// relaxed: many reservations in flight, a released number goes to the next caller, so commit
+/// order may differ from number order. strict: one reservation in flight per sequence, others
+/// queue FIFO, so numbers are committed in time order.
+enum class GaplessOrder { kRelaxed, kStrict };
+
+[[nodiscard]] std::string_view order_name(GaplessOrder order);
+
+struct GaplessOptions {
+  GaplessOrder order = GaplessOrder::kRelaxed;
+  std::int64_t reservation_ttl_ms = 30000;  // when the caller names none
+  std::int64_t max_reservation_ttl_ms = 3600000;
+  std::int64_t strict_wait_ms = 5000;  // strict: how long a caller may queue for its turn
+};
+
+/// A number held by one caller until it commits or releases it, or until `expires_at_unix_ms`.
+struct Reservation {
+  std::string id;  // "<number>-<16 hex digits>": unique across restarts
+  std::uint64_t number = 0;
+  std::string holder;
+  std::int64_t expires_at_unix_ms = 0;
+};
+
+/// A point-in-time view for the audit endpoint, `ticketd verify` and tests.
+struct GaplessAudit {
+  struct Pending {
+    Reservation reservation;
+    std::string_view state;  // "reserving" | "held" | "committing" | "releasing"
+  };
+  SequenceSpec spec;
+  GaplessOrder order = GaplessOrder::kRelaxed;
+  std::optional<std::uint64_t> committed_through;  // every number up to it is committed
+  std::optional<std::uint64_t> high;               // the largest number ever handed out
+  std::uint64_t committed = 0;                     // committed numbers (voids included)
+  std::vector<Pending> pending;                    // in number order
+  std::vector<std::uint64_t> released;             // awaiting reuse, lowest first
+  std::map<std::uint64_t, std::string> voids;      // number → reason
+  /// Numbers in {first … high} that are neither committed, reserved nor awaiting reuse. The
+  /// engine never makes one; the audit computes it rather than assuming it.
+  std::vector<std::uint64_t> holes;
+  std::size_t waiting = 0;  // strict: callers queued for their turn
+  std::uint64_t commits = 0, voided = 0, releases = 0, expiries = 0, queue_timeouts = 0;
+};
+
+using ReservationCallback = std::function<void(DetailedResult<Reservation>)>;
+using GaplessDone = std::function<void(DetailedResult<void>)>;
+
+/// One `kind: gapless` sequence.
+///
+/// Invariant: committed ∪ reserved ∪ released-awaiting-reuse = {first … high}, the three
+/// disjoint, and released numbers are handed out (lowest first) before any new number. A
+/// number reaches a caller only after its reservation is durable; a commit is durable before
+/// its callback; so after a crash no acknowledged commit is lost and every number is either
+/// committed, still reserved (it expires by its TTL or can be committed) or free again.
+///
+/// Store layout under "gapless/<name>/": "f" = every number below it is committed; "c/<n>" = n
+/// committed (above f); "r/<n>" = n reserved (id, expiry, holder); "v/<n>" = n voided, with its
+/// reason (kept forever). Each state change is one atomic commit through the GroupCommitter, so
+/// concurrent callers share syncs. Folding "c/" keys into "f" is derived from durable facts
+/// only and rides along with the next write.
+///
+/// Callbacks run inline or on the committer thread; they must not block. Thread safety: all
+/// members may be called concurrently.
+class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
+ public:
+  /// Reads the sequence's state from `store` (blocking: start-up only).
+  [[nodiscard]] static DetailedResult<std::shared_ptr<GaplessSequence>> open(
+      const SequenceSpec& spec, const GaplessOptions& options, CounterStore& store,
+      GroupCommitter& committer, const Clock& clock);
+
+  /// Reserves the lowest released number, else a new one. `ttl_ms` 0 means the default.
+  void reserve(std::string holder, std::int64_t ttl_ms, ReservationCallback done);
+  /// Reserve and commit in one durable write (autocommit statements, POST …/next).
+  void take(std::string holder, ReservationCallback done);
+  void commit(std::string_view reservation_id, GaplessDone done);
+  /// Commits the number as used-but-void: it stays in the audit with `reason` and is never
+  /// handed out again.
+  void commit_void(std::string_view reservation_id, std::string reason, GaplessDone done);
+  /// Returns the number for reuse. Completes after the release is durable; the number is free
+  /// for the next caller even if that write fails (the stale record then expires by its TTL).
+  void release(std::string_view reservation_id, GaplessDone done);
+
+  /// Releases reservations whose TTL ran out and fails strict-order waiters whose wait did;
+  /// returns how many it ended. The daemon calls it periodically; tests call it after moving
+  /// a FakeClock.
+  std::size_t expire_due();
+
+  [[nodiscard]] GaplessAudit audit(std::size_t list_limit = 1000) const;
+  [[nodiscard]] const SequenceSpec& spec() const { return spec_; }
+  [[nodiscard]] const GaplessOptions& options() const { return options_; }
+  /// The next number a caller would get (the lowest released, else the next new one).
+  [[nodiscard]] std::uint64_t next_value() const;
+
+  GaplessSequence(const SequenceSpec& spec, const GaplessOptions& options,
+                  GroupCommitter& committer, const Clock& clock);  // use open()
+
+ private:
+  enum class State { kReserving, kHeld, kCommitting, kReleasing };
+  struct Entry {
+    Reservation reservation;
+    State state = State::kReserving;
+  };
+  struct Waiter {
+    std::string holder;
+    std::int64_t ttl_ms = 0;
+    std::int64_t deadline_unix_ms = 0;
+    bool commit_now = false;
+    ReservationCallback done;
+  };
+  using Deferred = std::vector<std::function<void()>>;
+
+  [[nodiscard]] DetailedResult<void> load(CounterStore& store);
+  void start(std::string holder, std::int64_t ttl_ms, bool commit_now, ReservationCallback done);
+  // Under mutex_: picks a number and submits its write; may queue work into `later`.
+  void start_locked(Waiter w, Deferred& later);
+  void finish(std::string_view reservation_id, std::optional<std::string> void_reason,
+              GaplessDone done);
+  void on_reserved(std::uint64_t number, bool commit_now, const DetailedResult<void>& r,
+                   ReservationCallback done);
+  void on_finished(std::uint64_t number, std::optional<std::string> void_reason,
+                   const DetailedResult<void>& r, GaplessDone done);
+  void on_released(std::uint64_t number, const DetailedResult<void>& r, GaplessDone done);
+  // Under mutex_: starts queued strict-order callers while it is their turn.
+  void admit_waiters_locked(Deferred& later);
+  void release_locked(std::uint64_t number, GaplessDone done, Deferred& later);
+  void mark_committed_locked(std::uint64_t number);
+  // Under mutex_: submits `mutations` (plus any pending fold of "c/" keys into "f").
+  void submit_locked(std::vector<Mutation> mutations, GroupCommitter::Done done, Deferred& later);
+  [[nodiscard]] std::string new_id(std::uint64_t number);
+  [[nodiscard]] std::string key(std::string_view kind, std::uint64_t number) const;
+  [[nodiscard]] Entry* find_locked(std::string_view reservation_id, Error& error);
+
+  const SequenceSpec spec_;
+  const GaplessOptions options_;
+  GroupCommitter& committer_;
+  const Clock& clock_;
+  const std::string prefix_;   // "gapless/<name>/"
+  const std::uint64_t first_;  // the first value: start aligned to increment/offset
+
+  mutable std::mutex mutex_;
+  std::uint64_t first_open_;                 // every number below it is committed (durably)
+  std::uint64_t next_new_;                   // the next number never handed out
+  std::set<std::uint64_t> committed_above_;  // durably committed numbers > first_open_
+  std::map<std::uint64_t, Entry> entries_;   // reserved numbers
+  std::set<std::pair<std::int64_t, std::uint64_t>> expiry_;  // (expires_at, number), held ones
+  std::set<std::uint64_t> released_;
+  std::map<std::uint64_t, std::string> voids_;
+  std::deque<Waiter> waiters_;             // strict order only
+  std::uint64_t disk_first_open_;          // "f" as stored
+  bool f_written_ = false;                 // "f" exists on disk
+  std::vector<std::string> fold_deletes_;  // "c/" keys folded into first_open_ in memory
+  std::uint64_t id_nonce_;
+  std::uint64_t id_counter_ = 0;
+  std::uint64_t commits_ = 0, voided_ = 0, releases_ = 0, expiries_ = 0, queue_timeouts_ = 0;
+};
+
+/// What `ticketd verify` checks, read straight from the store: `records` are every key under
+/// "gapless/" (all gapless sequences). The records decode, no number is both committed and
+/// reserved, nothing reserved lies below "f", every number is on its sequence's grid, every void
+/// is committed. Returns one line per violation (empty: the invariants hold).
+[[nodiscard]] std::vector<std::string> verify_gapless_records(const KeyValues& records);
+
+inline constexpr std::string_view kGaplessPrefix = "gapless/";
+
+}  // namespace ticketd
