@@ -50,7 +50,12 @@ struct SequenceConfig {
   std::uint64_t offset = 1;     // from defaults when not given
   std::uint64_t max_value = 0;  // 0: the engine default
   std::uint64_t cache = 1000;   // from defaults when not given
-  int line = 0;                 // where it was defined, for messages
+  // kind: gapless only
+  std::string order = "relaxed";  // relaxed | strict
+  std::uint64_t reservation_ttl_ms = 30000;
+  std::uint64_t max_reservation_ttl_ms = 3600000;
+  std::uint64_t strict_wait_ms = 5000;
+  int line = 0;  // where it was defined, for messages
 };
 
 /// The `snowflake:` section: the bit layout and worker identity of `kind: snowflake` sequences.

@@ -300,8 +300,10 @@ class Loader {
     for (std::size_t i = 0; i < node.size(); ++i) {
       const auto n = node[i];
       const std::string p = "sequences[" + std::to_string(i) + "]";
-      if (!expect_map(n, p,
-                      {"name", "kind", "start", "increment", "offset", "max_value", "cache"})) {
+      if (!expect_map(
+              n, p,
+              {"name", "kind", "start", "increment", "offset", "max_value", "cache", "order",
+               "reservation_ttl_ms", "max_reservation_ttl_ms", "strict_wait_ms"})) {
         continue;
       }
       SequenceConfig s;
@@ -320,11 +322,32 @@ class Loader {
               "'" + s.name + "' is not a valid name (1-64 characters, no '/', '`' or spaces)");
       }
       if (get_string(n, p, "kind", s.kind)) {
-        if (s.kind == "gapless" || s.kind == "uuidv7") {
+        if (s.kind == "uuidv7") {
           error(n["kind"], p + ".kind", "kind '" + s.kind + "' is not built yet");
-        } else if (s.kind != "ticket" && s.kind != "snowflake") {
+        } else if (s.kind != "ticket" && s.kind != "snowflake" && s.kind != "gapless") {
           error(n["kind"], p + ".kind",
-                "unknown kind '" + s.kind + "' (expected ticket or snowflake)");
+                "unknown kind '" + s.kind + "' (expected ticket, gapless or snowflake)");
+        }
+      }
+      if (s.kind == "gapless") {
+        if (get_string(n, p, "order", s.order) && s.order != "relaxed" && s.order != "strict") {
+          error(n["order"], p + ".order",
+                "unknown order '" + s.order + "' (expected relaxed or strict)");
+        }
+        get_uint(n, p, "reservation_ttl_ms", s.reservation_ttl_ms, 1, 86400000);
+        get_uint(n, p, "max_reservation_ttl_ms", s.max_reservation_ttl_ms, 1, 86400000);
+        get_uint(n, p, "strict_wait_ms", s.strict_wait_ms, 1, 3600000);
+        if (s.reservation_ttl_ms > s.max_reservation_ttl_ms) {
+          error(n["reservation_ttl_ms"], p + ".reservation_ttl_ms",
+                "reservation_ttl_ms is greater than max_reservation_ttl_ms");
+        }
+        if (s.max_value > 9223372036854775807ULL) {
+          error(n["max_value"], p + ".max_value", "a gapless sequence ends at 2^63-1 at most");
+        }
+      } else {
+        for (const char* key :
+             {"order", "reservation_ttl_ms", "max_reservation_ttl_ms", "strict_wait_ms"}) {
+          if (n[key]) error(n[key], p + "." + key, "only gapless sequences take this setting");
         }
       }
       get_uint(n, p, "start", s.start, 1);

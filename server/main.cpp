@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "server/app/daemon.h"
+#include "server/app/verify.h"
 #include "server/base/log.h"
 
 #ifndef TICKETD_VERSION
@@ -17,12 +18,15 @@ namespace {
 constexpr const char* kUsage =
     "usage: ticketd --config FILE [--data-dir DIR] [--mysql-listen HOST:PORT]\n"
     "               [--http-listen HOST:PORT]\n"
+    "       ticketd verify --data-dir DIR\n"
     "       ticketd --help | --version\n"
     "\n"
     "  --config FILE            YAML configuration (see README.md for every key)\n"
     "  --data-dir DIR           overrides data_dir\n"
     "  --mysql-listen HOST:PORT overrides mysql.listen\n"
-    "  --http-listen HOST:PORT  overrides http.listen\n";
+    "  --http-listen HOST:PORT  overrides http.listen\n"
+    "  verify                   checks the stored invariants of a stopped server's data dir\n"
+    "                           (exit 0: they hold, 1: a violation, 3: cannot open)\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "ticketd: %s\n%s", message.c_str(), kUsage);
@@ -37,6 +41,7 @@ int main(int argc, char** argv) {
   std::string data_dir;
   std::string mysql_listen;
   std::string http_listen;
+  bool verify = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     auto value = [&](std::string& out) {
@@ -53,7 +58,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     bool ok = true;
-    if (arg == "--config") {
+    if (arg == "verify" && i == 1) {
+      verify = true;
+    } else if (arg == "--config") {
       ok = value(config_path);
     } else if (arg == "--data-dir") {
       ok = value(data_dir);
@@ -65,6 +72,10 @@ int main(int argc, char** argv) {
       return usage_error("unknown argument '" + std::string(arg) + "'");
     }
     if (!ok) return usage_error(std::string(arg) + " needs a value");
+  }
+  if (verify) {
+    if (data_dir.empty()) return usage_error("verify needs --data-dir DIR");
+    return verify_data_dir(data_dir, stdout);
   }
   if (config_path.empty()) return usage_error("--config FILE is required");
 

@@ -103,6 +103,27 @@ asio::awaitable<void> refresh_high_water_marks(asio::io_context& ioc, TicketServ
   }
 }
 
+// Ends gapless reservations whose TTL ran out and strict-order waits that timed out.
+asio::awaitable<void> expire_gapless_reservations(asio::io_context& ioc, TicketService& service) {
+  asio::steady_timer timer(ioc);
+  const auto sequences = service.gapless();
+  for (;;) {
+    for (const auto& g : sequences) g->expire_due();
+    timer.expires_after(std::chrono::milliseconds(20));
+    auto [ec] = co_await timer.async_wait(net::use_nothrow);
+    if (ec) co_return;
+  }
+}
+
+GaplessOptions gapless_options(const config::SequenceConfig& s) {
+  GaplessOptions o;
+  o.order = s.order == "strict" ? GaplessOrder::kStrict : GaplessOrder::kRelaxed;
+  o.reservation_ttl_ms = static_cast<std::int64_t>(s.reservation_ttl_ms);
+  o.max_reservation_ttl_ms = static_cast<std::int64_t>(s.max_reservation_ttl_ms);
+  o.strict_wait_ms = static_cast<std::int64_t>(s.strict_wait_ms);
+  return o;
+}
+
 // Waits (without blocking an I/O thread) until every session has ended or the deadline passes,
 // then stops the io_context.
 asio::awaitable<void> drain_then_stop(asio::io_context& ioc,
@@ -151,6 +172,26 @@ int Daemon::run() {
         return 2;
       }
       service.add_snowflake(std::move(*generator), retries, clock);
+      continue;
+    }
+    if (s.kind == "gapless") {
+      if (service.find(s.name)) {
+        log::error("config sequence '" + s.name +
+                   "': a ticket sequence of that name exists in the data dir; a gapless "
+                   "sequence needs a name of its own");
+        return 2;
+      }
+      auto spec = to_spec(s);
+      if (auto problem = validate(spec); !problem.empty()) {
+        log::error("config sequence '" + s.name + "': " + problem);
+        return 2;
+      }
+      auto gapless = GaplessSequence::open(spec, gapless_options(s), **store, committer, clock);
+      if (!gapless) {
+        log::error("config sequence '" + s.name + "': " + gapless.error().message);
+        return 1;
+      }
+      service.add_gapless(std::move(*gapless));
       continue;
     }
     if (auto r = service.ensure_configured(to_spec(s)); !r) {
@@ -244,6 +285,9 @@ int Daemon::run() {
 
   if (!service.snowflakes().empty()) {
     asio::co_spawn(ioc, refresh_high_water_marks(ioc, service), net::log_on_exit("snowflake"));
+  }
+  if (!service.gapless().empty()) {
+    asio::co_spawn(ioc, expire_gapless_reservations(ioc, service), net::log_on_exit("gapless"));
   }
 
   std::vector<std::thread> pool;

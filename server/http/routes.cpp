@@ -39,6 +39,11 @@ enum class Route {
   kNext,
   kBlocks,
   kSnowflakeDecode,
+  kReservations,       // POST /v1/sequences/{name}/reservations
+  kReservation,        // DELETE …/reservations/{rid}
+  kReservationCommit,  // POST …/reservations/{rid}/commit
+  kReservationVoid,    // POST …/reservations/{rid}/void
+  kAudit,              // GET /v1/sequences/{name}/audit
   kUnmatched,
 };
 
@@ -72,6 +77,16 @@ std::string_view route_label(Route r, verb method) {
       return method == verb::post ? "blocks_lease" : "blocks_list";
     case Route::kSnowflakeDecode:
       return "snowflake_decode";
+    case Route::kReservations:
+      return "reservation_create";
+    case Route::kReservation:
+      return "reservation_release";
+    case Route::kReservationCommit:
+      return "reservation_commit";
+    case Route::kReservationVoid:
+      return "reservation_void";
+    case Route::kAudit:
+      return "audit";
     case Route::kUnmatched:
       return "unmatched";
   }
@@ -85,11 +100,17 @@ std::string_view allowed_methods(Route r) {
     case Route::kMetrics:
     case Route::kSequences:
     case Route::kSnowflakeDecode:
+    case Route::kAudit:
       return "GET";
     case Route::kSequence:
       return "GET, PUT, PATCH, DELETE";
     case Route::kNext:
+    case Route::kReservations:
+    case Route::kReservationCommit:
+    case Route::kReservationVoid:
       return "POST";
+    case Route::kReservation:
+      return "DELETE";
     case Route::kBlocks:
       return "GET, POST";
     case Route::kUnmatched:
@@ -105,11 +126,17 @@ bool method_allowed(Route r, verb m) {
     case Route::kMetrics:
     case Route::kSequences:
     case Route::kSnowflakeDecode:
+    case Route::kAudit:
       return m == verb::get;
     case Route::kSequence:
       return m == verb::get || m == verb::put || m == verb::patch || m == verb::delete_;
     case Route::kNext:
+    case Route::kReservations:
+    case Route::kReservationCommit:
+    case Route::kReservationVoid:
       return m == verb::post;
+    case Route::kReservation:
+      return m == verb::delete_;
     case Route::kBlocks:
       return m == verb::get || m == verb::post;
     case Route::kUnmatched:
@@ -149,6 +176,7 @@ std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space
 struct Target {
   Route route = Route::kUnmatched;
   std::string name;  // the decoded {name} segment
+  std::string sub;   // the decoded {rid} segment of reservation routes
   std::map<std::string, std::string, std::less<>> query;
 };
 
@@ -195,6 +223,29 @@ DetailedResult<Target> parse_target(std::string_view target) {
       t.route = Route::kNext;
     } else if (tail == "/blocks") {
       t.route = Route::kBlocks;
+    } else if (tail == "/audit") {
+      t.route = Route::kAudit;
+    } else if (tail == "/reservations") {
+      t.route = Route::kReservations;
+    } else if (constexpr std::string_view kRes = "/reservations/"; tail.starts_with(kRes)) {
+      auto r = tail.substr(kRes.size());
+      auto s2 = r.find('/');
+      auto rid = r.substr(0, s2);
+      auto action = s2 == std::string_view::npos ? std::string_view{} : r.substr(s2);
+      if (rid.empty()) return t;
+      if (action.empty()) {
+        t.route = Route::kReservation;
+      } else if (action == "/commit") {
+        t.route = Route::kReservationCommit;
+      } else if (action == "/void") {
+        t.route = Route::kReservationVoid;
+      } else {
+        return t;
+      }
+      auto decoded = percent_decode(rid, false);
+      if (!decoded)
+        return Error{HttpErrc::kMalformed, "bad percent-encoding in the reservation id"};
+      t.sub = std::move(*decoded);
     } else {
       return t;
     }
@@ -341,7 +392,21 @@ void get_sequences(const Reply& reply) {
 
 void get_sequence(const Reply& reply, const std::string& name) {
   auto seq = reply.deps().tickets.find(name);
-  if (!seq) return reply.fail(unknown_sequence(name));
+  if (!seq) {
+    if (auto g = reply.deps().tickets.find_gapless(name)) {
+      const auto a = g->audit(0);
+      return reply.json(
+          status::ok,
+          json::object{{"name", name},
+                       {"kind", "gapless"},
+                       {"order", order_name(a.order)},
+                       {"next_value", std::to_string(g->next_value())},
+                       {"committed_through", a.committed_through
+                                                 ? json::value(std::to_string(*a.committed_through))
+                                                 : json::value(nullptr)}});
+    }
+    return reply.fail(unknown_sequence(name));
+  }
   reply.json(status::ok, sequence_json(seq->info()));
 }
 
@@ -496,6 +561,128 @@ void get_blocks(const Reply& reply, const Target& t) {
   reply.json(status::ok, json::object{{"sequence", t.name}, {"leases", std::move(list)}});
 }
 
+// --- gapless reservations ------------------------------------------------------------------
+
+DetailedResult<std::shared_ptr<GaplessSequence>> gapless(const Reply& reply,
+                                                         const std::string& name) {
+  if (auto g = reply.deps().tickets.find_gapless(name)) return g;
+  if (reply.deps().tickets.exists(name)) {
+    return Error{TicketErrc::kWrongKind,
+                 "sequence '" + name + "' is not gapless: reservations are for gapless sequences"};
+  }
+  return unknown_sequence(name);
+}
+
+std::string number_of(const std::string& reservation_id) {
+  return reservation_id.substr(0, reservation_id.find('-'));
+}
+
+void post_reservation(const Reply& reply, const Request& req, const std::string& name) {
+  auto g = gapless(reply, name);
+  if (!g) return reply.fail(g.error());
+  auto body = body_object(req, {"holder", "ttl_ms"});
+  if (!body) return reply.fail(body.error());
+  auto holder = read_string(*body, "holder");
+  if (!holder) return reply.fail(holder.error());
+  std::string h = holder->value_or("http");
+  if (auto ok = check_holder(h); !ok) return reply.fail(ok.error());
+  const auto max_ttl = static_cast<std::uint64_t>((*g)->options().max_reservation_ttl_ms);
+  auto ttl = read_integer(*body, "ttl_ms", 1, max_ttl);
+  if (!ttl) return reply.fail(ttl.error());
+  (*g)->reserve(std::move(h), static_cast<std::int64_t>(ttl->value_or(0)),
+                [reply, name](DetailedResult<Reservation> r) {
+                  if (!r) return reply.fail(r.error());
+                  reply.deps().metrics.ids_issued(name, kFrontend, 1);
+                  reply.json(status::created,
+                             json::object{{"sequence", name},
+                                          {"reservation_id", r->id},
+                                          {"id", std::to_string(r->number)},
+                                          {"holder", r->holder},
+                                          {"expires_at", format_utc_ms(r->expires_at_unix_ms)}});
+                });
+}
+
+void post_commit(const Reply& reply, const Request& req, const Target& t, bool as_void) {
+  auto g = gapless(reply, t.name);
+  if (!g) return reply.fail(g.error());
+  std::string reason;
+  if (as_void) {
+    auto body = body_object(req, {"reason"});
+    if (!body) return reply.fail(body.error());
+    auto r = read_string(*body, "reason");
+    if (!r) return reply.fail(r.error());
+    if (!*r || (*r)->empty()) {
+      return reply.fail(HttpErrc::kInvalidField, "field 'reason' is required to void a number");
+    }
+    if ((*r)->size() > 1024) {
+      return reply.fail(HttpErrc::kInvalidField, "'reason' must be at most 1024 bytes");
+    }
+    reason = **r;
+  } else if (!req.body().empty()) {
+    auto body = body_object(req, {});
+    if (!body) return reply.fail(body.error());
+  }
+  auto answer = [reply, rid = t.sub, name = t.name, as_void, reason](DetailedResult<void> r) {
+    if (!r) return reply.fail(r.error());
+    json::object o{{"sequence", name},
+                   {"reservation_id", rid},
+                   {"id", number_of(rid)},
+                   {"status", as_void ? "void" : "committed"}};
+    if (as_void) o["reason"] = reason;
+    reply.json(status::ok, o);
+  };
+  if (as_void) return (*g)->commit_void(t.sub, reason, std::move(answer));
+  (*g)->commit(t.sub, std::move(answer));
+}
+
+void delete_reservation(const Reply& reply, const Target& t) {
+  auto g = gapless(reply, t.name);
+  if (!g) return reply.fail(g.error());
+  (*g)->release(t.sub, [reply](DetailedResult<void> r) {
+    if (!r) return reply.fail(r.error());
+    reply.no_content();
+  });
+}
+
+json::value optional_id(const std::optional<std::uint64_t>& v) {
+  if (!v) return nullptr;
+  return json::value(std::to_string(*v));
+}
+
+void get_audit(const Reply& reply, const std::string& name) {
+  auto g = gapless(reply, name);
+  if (!g) return reply.fail(g.error());
+  const auto a = (*g)->audit();
+  json::array pending, released, voids, holes;
+  for (const auto& p : a.pending) {
+    pending.push_back(json::object{{"reservation_id", p.reservation.id},
+                                   {"id", std::to_string(p.reservation.number)},
+                                   {"holder", p.reservation.holder},
+                                   {"expires_at", format_utc_ms(p.reservation.expires_at_unix_ms)},
+                                   {"state", p.state}});
+  }
+  for (auto n : a.released) released.push_back(json::value(std::to_string(n)));
+  for (const auto& [n, reason] : a.voids) {
+    voids.push_back(json::object{{"id", std::to_string(n)}, {"reason", reason}});
+  }
+  for (auto n : a.holes) holes.push_back(json::value(std::to_string(n)));
+  reply.json(status::ok, json::object{{"sequence", name},
+                                      {"kind", "gapless"},
+                                      {"order", order_name(a.order)},
+                                      {"committed_through", optional_id(a.committed_through)},
+                                      {"high", optional_id(a.high)},
+                                      {"committed", a.committed},
+                                      {"pending", std::move(pending)},
+                                      {"released", std::move(released)},
+                                      {"voids", std::move(voids)},
+                                      {"holes", std::move(holes)},
+                                      {"waiting", a.waiting},
+                                      {"commits", a.commits},
+                                      {"releases", a.releases},
+                                      {"expiries", a.expiries},
+                                      {"queue_timeouts", a.queue_timeouts}});
+}
+
 void get_metrics(const Reply& reply) {
   Response res{status::ok, 11};
   res.set(field::content_type, "text/plain; version=0.0.4; charset=utf-8");
@@ -572,6 +759,16 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
       return get_blocks(reply, t);
     case Route::kSnowflakeDecode:
       return get_snowflake_decode(reply, t.name);
+    case Route::kReservations:
+      return post_reservation(reply, req, t.name);
+    case Route::kReservation:
+      return delete_reservation(reply, t);
+    case Route::kReservationCommit:
+      return post_commit(reply, req, t, false);
+    case Route::kReservationVoid:
+      return post_commit(reply, req, t, true);
+    case Route::kAudit:
+      return get_audit(reply, t.name);
     case Route::kUnmatched:
       break;
   }

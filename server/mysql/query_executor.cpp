@@ -4,6 +4,7 @@
 #include <charconv>
 #include <ctime>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -89,7 +90,47 @@ std::string create_sequence_text(const SequenceInfo& i) {
          " cache " + std::to_string(i.spec.cache) + " nocycle ENGINE=InnoDB";
 }
 
+// Commits (or releases) every gapless number the session holds; `then` gets the first error.
+// Numbers whose commit failed in storage are released, so they do not wait for their TTL.
+void settle_holds(SessionState& s, bool commit, std::function<void(std::optional<Error>)> then) {
+  auto holds = std::move(s.gapless_holds);
+  s.gapless_holds.clear();
+  if (holds.empty()) return then(std::nullopt);
+  struct Join {
+    std::mutex mutex;
+    std::size_t left = 0;
+    std::optional<Error> first;
+    std::function<void(std::optional<Error>)> then;
+  };
+  auto join = std::make_shared<Join>();
+  join->left = holds.size();
+  join->then = std::move(then);
+  for (auto& h : holds) {
+    auto settled = [join, h, commit](DetailedResult<void> r) {
+      if (!r && commit && r.error().code == TicketErrc::kStorageFailed) {
+        h.sequence->release(h.reservation_id, [](DetailedResult<void>) {});
+      }
+      bool last = false;
+      {
+        std::lock_guard lock(join->mutex);
+        if (!r && !join->first) join->first = r.error();
+        last = --join->left == 0;
+      }
+      if (last) join->then(join->first);
+    };
+    if (commit) {
+      h.sequence->commit(h.reservation_id, std::move(settled));
+    } else {
+      h.sequence->release(h.reservation_id, std::move(settled));
+    }
+  }
+}
+
 }  // namespace
+
+void QueryExecutor::end_session(SessionState& session) const {
+  settle_holds(session, false, [](std::optional<Error>) {});
+}
 
 QueryExecutor::QueryExecutor(TicketService& tickets, const ServerSettings& settings,
                              const Clock& clock, IssuedHook on_issued, UuidV7Generator* uuids)
@@ -130,6 +171,40 @@ struct QueryExecutor::Visitor {
     if (ex.on_issued_) ex.on_issued_(name, n);
   }
 
+  // One number of a gapless sequence: inside a transaction it is reserved and held until
+  // COMMIT / ROLLBACK; in autocommit mode it is reserved and committed in one durable write.
+  void take_gapless(const std::shared_ptr<GaplessSequence>& g,
+                    std::function<void(DetailedResult<std::uint64_t>)> then) const {
+    std::string holder = "mysql:" + std::to_string(s.connection_id);
+    if (s.in_transaction) {
+      g->reserve(std::move(holder), 0,
+                 [&s = s, g, then = std::move(then)](DetailedResult<Reservation> r) {
+                   if (!r) return then(r.error());
+                   s.gapless_holds.push_back(GaplessHold{g, r->id, r->number});
+                   then(r->number);
+                 });
+      return;
+    }
+    g->take(std::move(holder), [then = std::move(then)](DetailedResult<Reservation> r) {
+      if (!r) return then(r.error());
+      then(r->number);
+    });
+  }
+
+  // COMMIT / ROLLBACK / BEGIN / SET autocommit=1: settles held numbers, then answers OK.
+  void end_transaction(bool commit, bool begin_another) {
+    settle_holds(s, commit,
+                 [&s = s, done = std::move(done), begin_another](std::optional<Error> e) {
+                   s.in_transaction = begin_another;
+                   if (e) {
+                     auto r = to_err(*e, "");
+                     r.message = "Error during COMMIT: " + r.message;
+                     return done(std::move(r));
+                   }
+                   done(OkResult{});
+                 });
+  }
+
   // --- tickets -----------------------------------------------------------------------------
 
   void operator()(const sql::InsertTicket& st) {
@@ -158,6 +233,21 @@ struct QueryExecutor::Visitor {
         s.last_insert_id = b->first;
         return done(OkResult{affected, b->first, 0, {}});
       }
+    } else if (auto g = ex.tickets_.find_gapless(*name)) {
+      if (rows != 1) {
+        return done(to_err(Error{TicketErrc::kWrongKind, "sequence '" + *name +
+                                                             "' is gapless: one number per "
+                                                             "statement, multi-row inserts are "
+                                                             "refused"},
+                           qualified(*name)));
+      }
+      return take_gapless(g, [this_ex = &ex, &s = s, done = std::move(done), n = *name,
+                              affected](DetailedResult<std::uint64_t> v) {
+        if (!v) return done(to_err(v.error(), this_ex->settings_.database + "." + n));
+        if (this_ex->on_issued_) this_ex->on_issued_(n, 1);
+        s.last_insert_id = *v;
+        done(OkResult{affected, *v, 0, {}});
+      });
     }
     ex.tickets_.next(*name, rows,
                      [this_ex = &ex, &s = s, done = std::move(done), n = *name,
@@ -177,6 +267,15 @@ struct QueryExecutor::Visitor {
     auto name = resolve(st.table, e);
     if (!name) return done(e);
     if (st.delta <= 0) return done(not_supported("UPDATE with a non-increasing LAST_INSERT_ID"));
+    if (auto g = s.in_transaction ? ex.tickets_.find_gapless(*name) : nullptr) {
+      return take_gapless(g, [this_ex = &ex, &s = s, done = std::move(done),
+                              n = *name](DetailedResult<std::uint64_t> v) {
+        if (!v) return done(to_err(v.error(), this_ex->settings_.database + "." + n));
+        if (this_ex->on_issued_) this_ex->on_issued_(n, 1);
+        s.last_insert_id = *v;
+        done(OkResult{1, 0, 0, "Rows matched: 1  Changed: 1  Warnings: 0"});
+      });
+    }
     ex.tickets_.next(
         *name, 1,
         [this_ex = &ex, &s = s, done = std::move(done), n = *name](DetailedResult<Block> b) {
@@ -317,6 +416,19 @@ struct QueryExecutor::Visitor {
       if (!name) return finish(e);
       auto self = shared_from_this();
       if (item.kind == sql::SelectItemKind::kNextValue) {
+        if (auto g = ex->tickets_.find_gapless(*name)) {
+          Visitor{*ex, *s, done}.take_gapless(
+              g, [self, i, n = *name](DetailedResult<std::uint64_t> v) {
+                if (!v) {
+                  return self->finish(to_err(v.error(), self->ex->settings_.database + "." + n));
+                }
+                if (self->ex->on_issued_) self->ex->on_issued_(n, 1);
+                self->s->last_values[n] = *v;
+                self->row.emplace_back(std::to_string(*v));
+                self->step(i + 1);
+              });
+          return;
+        }
         ex->tickets_.next(*name, 1, [self, i, n = *name](DetailedResult<Block> b) {
           if (!b) return self->finish(to_err(b.error(), self->ex->settings_.database + "." + n));
           if (self->ex->on_issued_) self->ex->on_issued_(n, 1);
@@ -625,6 +737,7 @@ struct QueryExecutor::Visitor {
         }
       }
     }
+    bool commit_on_autocommit = false;
     for (const auto& a : st.assignments) {
       switch (a.target) {
         case sql::AssignmentTarget::kNames:
@@ -651,7 +764,8 @@ struct QueryExecutor::Visitor {
         case sql::AssignmentTarget::kSystemVariable: {
           if (a.name == "autocommit") {
             const bool on = *parse_bool(*evaluate(a));
-            if (on) s.in_transaction = false;  // turning autocommit on commits
+            if (on && s.in_transaction) commit_on_autocommit = true;  // as in MySQL
+            if (on) s.in_transaction = false;
             s.autocommit = on;
             break;
           }
@@ -667,6 +781,7 @@ struct QueryExecutor::Visitor {
         }
       }
     }
+    if (commit_on_autocommit && !s.gapless_holds.empty()) return end_transaction(true, false);
     done(OkResult{});
   }
 
@@ -774,19 +889,11 @@ struct QueryExecutor::Visitor {
     done(err(kErBadDb, "42000", "Unknown database '" + st.schema + "'"));
   }
 
-  // Tickets are durable the moment they are issued; a transaction only changes status flags.
-  void operator()(const sql::Begin&) {
-    s.in_transaction = true;
-    done(OkResult{});
-  }
-  void operator()(const sql::Commit&) {
-    s.in_transaction = false;
-    done(OkResult{});
-  }
-  void operator()(const sql::Rollback&) {
-    s.in_transaction = false;
-    done(OkResult{});
-  }
+  // Tickets are durable the moment they are issued; only gapless numbers wait for COMMIT.
+  // BEGIN inside a transaction commits it first, as in MySQL.
+  void operator()(const sql::Begin&) { end_transaction(true, true); }
+  void operator()(const sql::Commit&) { end_transaction(true, false); }
+  void operator()(const sql::Rollback&) { end_transaction(false, false); }
   void operator()(const sql::Do&) { done(OkResult{}); }
   void operator()(const sql::Kill& st) {
     done(

@@ -32,6 +32,9 @@ class QueryExecutor {
   void execute(SessionState& session, std::string_view sql, Done done) const;
   void execute(SessionState& session, const sql::Statement& statement, Done done) const;
 
+  /// The connection ends or is reset: releases every gapless number it still holds.
+  void end_session(SessionState& session) const;
+
   [[nodiscard]] const ServerSettings& settings() const { return settings_; }
 
  private:

@@ -74,6 +74,8 @@ ServerConnection::ServerConnection(const QueryExecutor& executor, const UserTabl
   session_.host = std::move(peer_host);
 }
 
+ServerConnection::~ServerConnection() { executor_.end_session(session_); }
+
 std::string ServerConnection::greeting() {
   scramble_ = make_scramble();
   HandshakeV10 hello;
@@ -304,6 +306,7 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
       return done(std::move(o));
     }
     case kComResetConnection: {
+      executor_.end_session(session_);  // releases gapless numbers of the open transaction
       SessionState fresh;
       fresh.connection_id = session_.connection_id;
       fresh.user = session_.user;

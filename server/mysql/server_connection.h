@@ -45,6 +45,10 @@ class ServerConnection {
 
   ServerConnection(const QueryExecutor& executor, const UserTable& users,
                    std::uint32_t connection_id, std::string peer_host, ConnectionHooks hooks = {});
+  /// The connection ended: gapless numbers of an open transaction are released.
+  ~ServerConnection();
+  ServerConnection(const ServerConnection&) = delete;
+  ServerConnection& operator=(const ServerConnection&) = delete;
 
   /// The HandshakeV10 greeting, framed with sequence id 0.
   [[nodiscard]] std::string greeting();

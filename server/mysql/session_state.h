@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/core/gapless_sequence.h"
 #include "server/sql/statement.h"
 
 namespace ticketd::mysql {
@@ -25,6 +26,14 @@ struct ServerSettings {
   std::uint32_t max_connections = 10000;
   std::uint32_t max_prepared_stmt_count = 16382;
   std::uint64_t max_block = 1000000;  // largest SELECT NEXT n VALUES / multi-row insert
+};
+
+/// A gapless number reserved inside the session's open transaction: COMMIT commits it,
+/// ROLLBACK, COM_RESET_CONNECTION or the end of the connection release it.
+struct GaplessHold {
+  std::shared_ptr<GaplessSequence> sequence;
+  std::string reservation_id;
+  std::uint64_t number = 0;
 };
 
 struct Warning {
@@ -46,6 +55,7 @@ struct SessionState {
   std::map<std::string, std::string> user_variables;  // @name
   std::map<std::string, std::uint64_t> last_values;   // LASTVAL(s) per sequence
   std::vector<Warning> warnings;                      // of the previous statement
+  std::vector<GaplessHold> gapless_holds;             // reserved in the open transaction
   std::uint64_t queries = 0;
   // Recently recognized statement texts. Drivers send the same few texts over and over (the
   // Flickr recipe is two); recognizing them once per connection saves the lexer's work.

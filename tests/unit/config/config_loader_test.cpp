@@ -69,8 +69,14 @@ TEST(ConfigLoader, ErrorsNameTheKeyAndTheLine) {
   expect_error(
       "sequences:\n  - { name: A }\n  - { name: A }\n",
       {"t.yaml:3: sequences[1].name: duplicate sequence name 'A' (first defined on line 2)"});
-  expect_error("sequences:\n  - { name: G, kind: gapless }\n",
-               {"sequences[0].kind: kind 'gapless' is not built yet"});
+  expect_error("sequences:\n  - { name: G, kind: gapless, order: sorted }\n",
+               {"sequences[0].order: unknown order 'sorted'"});
+  expect_error("sequences:\n  - { name: T, kind: ticket, order: strict }\n",
+               {"sequences[0].order: only gapless sequences take this setting"});
+  expect_error(
+      "sequences:\n  - { name: G, kind: gapless, reservation_ttl_ms: 10, "
+      "max_reservation_ttl_ms: 5 }\n",
+      {"reservation_ttl_ms is greater than max_reservation_ttl_ms"});
   expect_error("sequences:\n  - { name: G, kind: uuid }\n", {"unknown kind 'uuid'"});
   expect_error("sequences:\n  - { name: A, colour: red }\n", {"sequences[0].colour: unknown key"});
   expect_error("sequences:\n  - { kind: ticket }\n", {"sequences[0].name"});
@@ -92,6 +98,22 @@ TEST(ConfigLoader, MissingFileIsAClearError) {
   auto r = load_file("/nonexistent/ticketd.yaml");
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_NE(r.errors[0].find("cannot read"), std::string::npos);
+}
+
+TEST(ConfigLoader, GaplessSequenceSettings) {
+  auto r = load_string(
+      "sequences:\n  - { name: Invoices, kind: gapless, order: strict, reservation_ttl_ms: 900,"
+      " strict_wait_ms: 70 }\n  - { name: Credit, kind: gapless }\n",
+      "t.yaml");
+  ASSERT_TRUE(r.errors.empty()) << r.errors.front();
+  const auto& s = r.config->sequences;
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].kind, "gapless");
+  EXPECT_EQ(s[0].order, "strict");
+  EXPECT_EQ(s[0].reservation_ttl_ms, 900u);
+  EXPECT_EQ(s[0].strict_wait_ms, 70u);
+  EXPECT_EQ(s[1].order, "relaxed");
+  EXPECT_EQ(s[1].reservation_ttl_ms, 30000u);
 }
 
 TEST(ConfigLoader, SnowflakeSection) {

@@ -1,0 +1,15 @@
+// `ticketd verify --data-dir DIR`: checks the stored invariants offline.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace ticketd {
+
+/// Opens the data directory (refusing while a ticketd holds it), checks every sequence record
+/// and every gapless sequence's invariants, and prints one line per sequence and per violation
+/// to `out`. Returns 0 when everything holds, 1 on a violation, 3 when the directory cannot be
+/// opened.
+[[nodiscard]] int verify_data_dir(const std::string& dir, std::FILE* out);
+
+}  // namespace ticketd
