@@ -242,25 +242,25 @@ std::uint64_t GaplessSequence::next_value() const {
   return released_.empty() ? next_new_ : *released_.begin();
 }
 
-void GaplessSequence::reserve(std::string holder, std::int64_t ttl_ms, ReservationCallback done) {
+void GaplessSequence::reserve(std::string holder, std::int64_t ttl_ms, ReservationCallback done,
+                              ReservationScope scope) {
   if (ttl_ms == 0) ttl_ms = options_.reservation_ttl_ms;
   if (ttl_ms < 1 || ttl_ms > options_.max_reservation_ttl_ms) {
     return done(Error{TicketErrc::kInvalidArgument,
                       "ttl must be 1.." + std::to_string(options_.max_reservation_ttl_ms) + " ms"});
   }
-  start(std::move(holder), ttl_ms, false, std::move(done));
+  start(Waiter{std::move(holder), ttl_ms, 0, false, scope == ReservationScope::kDurable,
+               std::move(done)});
 }
 
 void GaplessSequence::take(std::string holder, ReservationCallback done) {
-  start(std::move(holder), options_.reservation_ttl_ms, true, std::move(done));
+  start(Waiter{std::move(holder), options_.reservation_ttl_ms, 0, true, true, std::move(done)});
 }
 
-void GaplessSequence::start(std::string holder, std::int64_t ttl_ms, bool commit_now,
-                            ReservationCallback done) {
+void GaplessSequence::start(Waiter w) {
   Deferred later;
   {
     std::lock_guard lock(mutex_);
-    Waiter w{std::move(holder), ttl_ms, 0, commit_now, std::move(done)};
     if (options_.order == GaplessOrder::kStrict && (!entries_.empty() || !waiters_.empty())) {
       w.deadline_unix_ms = clock_.now_unix_ms() + options_.strict_wait_ms;
       waiters_.push_back(std::move(w));
@@ -287,6 +287,12 @@ void GaplessSequence::start_locked(Waiter w, Deferred& later) {
     next_new_ += spec_.increment;
   }
   Reservation res{new_id(n), n, std::move(w.holder), clock_.now_unix_ms() + w.ttl_ms};
+  if (!w.durable && !w.commit_now) {
+    expiry_.emplace(res.expires_at_unix_ms, n);
+    later.push_back([done = std::move(w.done), res] { done(res); });
+    entries_[n] = Entry{std::move(res), State::kHeld, false};
+    return;
+  }
   std::vector<Mutation> mutations;
   if (w.commit_now) {
     // A stale reservation record of a reused number may still be on disk: remove it too.
@@ -505,6 +511,16 @@ void GaplessSequence::release(std::string_view reservation_id, GaplessDone done)
 
 void GaplessSequence::release_locked(std::uint64_t n, GaplessDone done, Deferred& later) {
   auto& e = entries_.at(n);
+  if (!e.durable) {
+    // Nothing on disk to remove.
+    expiry_.erase({e.reservation.expires_at_unix_ms, n});
+    entries_.erase(n);
+    released_.insert(n);
+    ++releases_;
+    admit_waiters_locked(later);
+    if (done) later.push_back([done = std::move(done)] { done({}); });
+    return;
+  }
   e.state = State::kReleasing;
   expiry_.erase({e.reservation.expires_at_unix_ms, n});
   std::vector<Mutation> mutations;

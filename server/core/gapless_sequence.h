@@ -65,6 +65,14 @@ struct GaplessAudit {
   std::uint64_t commits = 0, voided = 0, releases = 0, expiries = 0, queue_timeouts = 0;
 };
 
+/// kDurable: the reservation is synced before the caller gets its number and survives a
+/// restart (HTTP reservations, which a client may commit after ticketd restarted).
+/// kSession: held in memory only, for callers whose reservation ends with the server anyway: a
+/// MySQL transaction dies with its connection when ticketd dies, and rolls back, so its number
+/// is free again after a restart either way. It saves one sync per number; COMMIT is synced
+/// before its OK exactly as for durable reservations.
+enum class ReservationScope { kDurable, kSession };
+
 using ReservationCallback = std::function<void(DetailedResult<Reservation>)>;
 using GaplessDone = std::function<void(DetailedResult<void>)>;
 
@@ -92,7 +100,8 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
       GroupCommitter& committer, const Clock& clock);
 
   /// Reserves the lowest released number, else a new one. `ttl_ms` 0 means the default.
-  void reserve(std::string holder, std::int64_t ttl_ms, ReservationCallback done);
+  void reserve(std::string holder, std::int64_t ttl_ms, ReservationCallback done,
+               ReservationScope scope = ReservationScope::kDurable);
   /// Reserve and commit in one durable write (autocommit statements, POST …/next).
   void take(std::string holder, ReservationCallback done);
   void commit(std::string_view reservation_id, GaplessDone done);
@@ -122,18 +131,20 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
   struct Entry {
     Reservation reservation;
     State state = State::kReserving;
+    bool durable = true;  // a record "r/<n>" was (or is being) written
   };
   struct Waiter {
     std::string holder;
     std::int64_t ttl_ms = 0;
     std::int64_t deadline_unix_ms = 0;
     bool commit_now = false;
+    bool durable = true;
     ReservationCallback done;
   };
   using Deferred = std::vector<std::function<void()>>;
 
   [[nodiscard]] DetailedResult<void> load(CounterStore& store);
-  void start(std::string holder, std::int64_t ttl_ms, bool commit_now, ReservationCallback done);
+  void start(Waiter w);
   // Under mutex_: picks a number and submits its write; may queue work into `later`.
   void start_locked(Waiter w, Deferred& later);
   void finish(std::string_view reservation_id, std::optional<std::string> void_reason,

@@ -177,12 +177,15 @@ struct QueryExecutor::Visitor {
                     std::function<void(DetailedResult<std::uint64_t>)> then) const {
     std::string holder = "mysql:" + std::to_string(s.connection_id);
     if (s.in_transaction) {
-      g->reserve(std::move(holder), 0,
-                 [&s = s, g, then = std::move(then)](DetailedResult<Reservation> r) {
-                   if (!r) return then(r.error());
-                   s.gapless_holds.push_back(GaplessHold{g, r->id, r->number});
-                   then(r->number);
-                 });
+      // Session scope: the reservation dies with the connection, as the transaction would.
+      g->reserve(
+          std::move(holder), 0,
+          [&s = s, g, then = std::move(then)](DetailedResult<Reservation> r) {
+            if (!r) return then(r.error());
+            s.gapless_holds.push_back(GaplessHold{g, r->id, r->number});
+            then(r->number);
+          },
+          ReservationScope::kSession);
       return;
     }
     g->take(std::move(holder), [then = std::move(then)](DetailedResult<Reservation> r) {

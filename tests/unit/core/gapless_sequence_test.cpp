@@ -289,6 +289,59 @@ TEST(GaplessSequence, ConcurrentCommitsShareSyncs) {
   EXPECT_EQ(g->audit().committed_through, 64u);
 }
 
+TEST(GaplessSequence, SessionReservationWritesNothingUntilCommit) {
+  Fixture f;
+  auto g = f.open();
+  const auto before = f.store.commit_count();
+  std::promise<DetailedResult<Reservation>> p;
+  g->reserve(
+      "mysql:1", 0, [&p](DetailedResult<Reservation> r) { p.set_value(r); },
+      ReservationScope::kSession);
+  auto r = p.get_future().get();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->number, 1u);
+  EXPECT_EQ(f.store.commit_count(), before);
+  ASSERT_TRUE(release(*g, r->id));
+  EXPECT_EQ(f.store.commit_count(), before);
+  EXPECT_EQ(g->audit().released, std::vector<std::uint64_t>{1});
+  std::promise<DetailedResult<Reservation>> p2;
+  g->reserve(
+      "mysql:1", 0, [&p2](DetailedResult<Reservation> r) { p2.set_value(r); },
+      ReservationScope::kSession);
+  auto r2 = p2.get_future().get();
+  ASSERT_TRUE(r2);
+  EXPECT_EQ(r2->number, 1u);
+  ASSERT_TRUE(commit(*g, r2->id));
+  EXPECT_EQ(f.store.commit_count(), before + 1);  // the commit alone is synced
+  EXPECT_EQ(g->audit().committed_through, 1u);
+}
+
+TEST(GaplessSequence, SessionReservationIsReleasedByARestart) {
+  Fixture f;
+  auto g = f.open();
+  auto durable = reserve(*g);
+  ASSERT_TRUE(durable);
+  std::promise<DetailedResult<Reservation>> p;
+  g->reserve(
+      "mysql:1", 0, [&p](DetailedResult<Reservation> r) { p.set_value(r); },
+      ReservationScope::kSession);
+  auto session = p.get_future().get();
+  ASSERT_TRUE(session);
+  auto after = take(*g);  // 3: committed above the two reservations
+  ASSERT_TRUE(after);
+  f.restart();
+  g.reset();
+  auto g2 = f.open();
+  auto a = g2->audit();
+  ASSERT_EQ(a.pending.size(), 1u);
+  EXPECT_EQ(a.pending[0].reservation.id, durable->id);
+  EXPECT_EQ(a.released, std::vector<std::uint64_t>{session->number});
+  EXPECT_TRUE(a.holes.empty());
+  auto c = commit(*g2, session->id);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, TicketErrc::kReservationEnded);
+}
+
 TEST(GaplessSequence, StrictOrderQueuesCallersFifo) {
   Fixture f;
   f.options.order = GaplessOrder::kStrict;
@@ -370,7 +423,12 @@ TEST(GaplessSequence, RandomizedOperationsKeepTheRunUnbroken) {
   for (int step = 0; step < 3000; ++step) {
     const int op = static_cast<int>(rng() % 100);
     if (op < 40 || held.empty()) {
-      auto r = reserve(*g, 100 + static_cast<std::int64_t>(rng() % 400));
+      const auto ttl = 100 + static_cast<std::int64_t>(rng() % 400);
+      std::promise<DetailedResult<Reservation>> p;
+      g->reserve(
+          "t", ttl, [&p](DetailedResult<Reservation> r) { p.set_value(r); },
+          op % 2 == 0 ? ReservationScope::kSession : ReservationScope::kDurable);
+      auto r = p.get_future().get();
       ASSERT_TRUE(r);
       held.push_back(*r);
     } else if (op < 50) {
