@@ -279,5 +279,44 @@ TEST_F(Conversation, ResetConnectionForgetsSessionState) {
   EXPECT_EQ(conn_.session().database, "tickets");
 }
 
+// Gapless numbers follow the transaction: held after BEGIN (status IN_TRANS), released by
+// COM_RESET_CONNECTION and by ROLLBACK, made final by COMMIT.
+TEST_F(Conversation, GaplessNumbersFollowTheTransaction) {
+  auto g = GaplessSequence::open(SequenceSpec{.name = "Invoices", .kind = SequenceKind::kGapless},
+                                 GaplessOptions{}, store_, committer_, clock_);
+  ASSERT_TRUE(g);
+  service_.add_gapless(*g);
+  login();
+  auto ok = [](const ServerConnection::Output& o) {
+    auto p = unframe(o.bytes);
+    EXPECT_EQ(p.size(), 1u);
+    EXPECT_EQ(static_cast<std::uint8_t>(p[0].payload[0]), 0x00) << p[0].payload.substr(3);
+    return decode_ok_packet(as_bytes(p[0].payload), kModernClient);
+  };
+  ok(send(query("BEGIN")));
+  auto reserved = ok(send(query("REPLACE INTO Invoices (stub) VALUES ('a')")));
+  ASSERT_TRUE(reserved);
+  EXPECT_EQ(reserved->last_insert_id, 1u);
+  EXPECT_NE(reserved->status_flags & 0x0001, 0) << "SERVER_STATUS_IN_TRANS";
+  EXPECT_EQ((*g)->audit().pending.size(), 1u);
+  ok(send(std::string(1, static_cast<char>(kComResetConnection))));
+  EXPECT_EQ((*g)->audit().released, std::vector<std::uint64_t>{1});
+
+  ok(send(query("BEGIN")));
+  EXPECT_EQ(ok(send(query("REPLACE INTO Invoices (stub) VALUES ('a')")))->last_insert_id, 1u);
+  ok(send(query("ROLLBACK")));
+  EXPECT_EQ((*g)->audit().released, std::vector<std::uint64_t>{1});
+
+  ok(send(query("BEGIN")));
+  EXPECT_EQ(ok(send(query("REPLACE INTO Invoices (stub) VALUES ('a')")))->last_insert_id, 1u);
+  auto committed = ok(send(query("COMMIT")));
+  ASSERT_TRUE(committed);
+  EXPECT_EQ(committed->status_flags & 0x0001, 0);
+  EXPECT_EQ((*g)->audit().committed_through, 1u);
+  // Autocommit: one statement reserves and commits.
+  EXPECT_EQ(ok(send(query("REPLACE INTO Invoices (stub) VALUES ('a')")))->last_insert_id, 2u);
+  EXPECT_EQ((*g)->audit().committed_through, 2u);
+}
+
 }  // namespace
 }  // namespace ticketd::mysql
