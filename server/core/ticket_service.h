@@ -16,6 +16,7 @@
 #include "server/core/retry_scheduler.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_sequence.h"
+#include "server/core/uuidv7_generator.h"
 #include "storage/counter_store.h"
 
 namespace ticketd {
@@ -52,6 +53,12 @@ class TicketService {
   [[nodiscard]] std::shared_ptr<SnowflakeGenerator> find_snowflake(std::string_view name) const;
   [[nodiscard]] std::vector<std::shared_ptr<SnowflakeGenerator>> snowflakes() const;
 
+  /// Serves `generator` as the `kind: uuidv7` sequence `name`. Its IDs are UUIDs, not integers:
+  /// front ends take them from find_uuidv7(); next() and blocks refuse the name (kWrongKind,
+  /// pointing to the UUID interfaces). Start-up only, before serving.
+  void add_uuidv7(std::string name, std::shared_ptr<UuidV7Generator> generator);
+  [[nodiscard]] std::shared_ptr<UuidV7Generator> find_uuidv7(std::string_view name) const;
+
   void create(const SequenceSpec& spec, CreateOptions options, DoneCallback done);
   void drop(std::string_view name, DoneCallback done);
 
@@ -61,9 +68,9 @@ class TicketService {
 
   [[nodiscard]] std::shared_ptr<TicketSequence> find(std::string_view name) const;
   [[nodiscard]] std::vector<SequenceInfo> list() const;
-  /// A ticket or Snowflake sequence of that name exists.
+  /// A ticket, Snowflake or UUIDv7 sequence of that name exists.
   [[nodiscard]] bool exists(std::string_view name) const {
-    return find(name) != nullptr || find_snowflake(name) != nullptr;
+    return find(name) != nullptr || find_snowflake(name) != nullptr || find_uuidv7(name) != nullptr;
   }
 
  private:
@@ -88,6 +95,9 @@ class TicketService {
   std::unordered_map<std::string, std::uint64_t> tombstones_;
   // Snowflake sequences: fixed at start-up, read-only afterwards.
   std::unordered_map<std::string, std::shared_ptr<SnowflakeGenerator>> snowflakes_;
+  // UUIDv7 sequences: fixed at start-up, read-only afterwards.
+  std::unordered_map<std::string, std::shared_ptr<UuidV7Generator>, NameHash, std::equal_to<>>
+      uuidv7s_;
   RetryScheduler* retries_ = nullptr;
   const Clock* clock_ = nullptr;
 };
