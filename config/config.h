@@ -75,6 +75,17 @@ struct SnowflakeConfig {
   int line = 0;
 };
 
+/// One `worker_pools:` entry: worker IDs 0..size-1 leased to services that run their own
+/// Snowflake generator, and the TTLs a holder may ask for.
+struct WorkerPoolConfig {
+  std::string name;
+  std::uint32_t size = 0;  // from `size`, or 2^worker_bits
+  std::uint64_t min_ttl_s = 1;
+  std::uint64_t max_ttl_s = 300;
+  std::uint64_t default_ttl_s = 10;
+  int line = 0;
+};
+
 struct Config {
   std::string data_dir = "./data";
   unsigned threads = 0;  // 0: one per core
@@ -84,6 +95,7 @@ struct Config {
   Defaults defaults;
   SnowflakeConfig snowflake;
   std::vector<SequenceConfig> sequences;
+  std::vector<WorkerPoolConfig> worker_pools;
 };
 
 /// Parses "YYYY-MM-DDTHH:MM:SS[.mmm]Z" to Unix milliseconds.

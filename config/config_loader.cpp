@@ -127,7 +127,7 @@ class Loader {
     if (root.IsNull()) return c;
     if (!expect_map(root, "",
                     {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "snowflake",
-                     "sequences"})) {
+                     "sequences", "worker_pools"})) {
       return c;
     }
     get_string(root, "", "data_dir", c.data_dir);
@@ -144,6 +144,7 @@ class Loader {
     if (auto d = root["defaults"]) load_defaults(d, c.defaults);
     if (auto sf = root["snowflake"]) load_snowflake(sf, c.snowflake);
     if (auto s = root["sequences"]) load_sequences(s, c);
+    if (auto w = root["worker_pools"]) load_worker_pools(w, c);
     return c;
   }
 
@@ -322,11 +323,10 @@ class Loader {
               "'" + s.name + "' is not a valid name (1-64 characters, no '/', '`' or spaces)");
       }
       if (get_string(n, p, "kind", s.kind)) {
-        if (s.kind == "uuidv7") {
-          error(n["kind"], p + ".kind", "kind '" + s.kind + "' is not built yet");
-        } else if (s.kind != "ticket" && s.kind != "snowflake" && s.kind != "gapless") {
+        if (s.kind != "ticket" && s.kind != "snowflake" && s.kind != "gapless" &&
+            s.kind != "uuidv7") {
           error(n["kind"], p + ".kind",
-                "unknown kind '" + s.kind + "' (expected ticket, gapless or snowflake)");
+                "unknown kind '" + s.kind + "' (expected ticket, gapless, snowflake or uuidv7)");
         }
       }
       if (s.kind == "gapless") {
@@ -341,13 +341,16 @@ class Loader {
           error(n["reservation_ttl_ms"], p + ".reservation_ttl_ms",
                 "reservation_ttl_ms is greater than max_reservation_ttl_ms");
         }
-        if (s.max_value > 9223372036854775807ULL) {
-          error(n["max_value"], p + ".max_value", "a gapless sequence ends at 2^63-1 at most");
-        }
       } else {
         for (const char* key :
              {"order", "reservation_ttl_ms", "max_reservation_ttl_ms", "strict_wait_ms"}) {
           if (n[key]) error(n[key], p + "." + key, "only gapless sequences take this setting");
+        }
+      }
+      if (s.kind == "uuidv7") {
+        // A UUIDv7 is time plus randomness: there is no counter these keys could shape.
+        for (const char* key : {"start", "increment", "offset", "max_value", "cache"}) {
+          if (n[key]) error(n[key], p + "." + key, "not used by kind uuidv7");
         }
       }
       get_uint(n, p, "start", s.start, 1);
@@ -363,6 +366,9 @@ class Loader {
       if (s.max_value != 0 && s.max_value < s.start) {
         error(n["max_value"], p + ".max_value", "max_value is less than start");
       }
+      if (s.kind == "gapless" && s.max_value > 9223372036854775807ULL) {
+        error(n["max_value"], p + ".max_value", "a gapless sequence ends at 2^63-1 at most");
+      }
       if (auto [it, inserted] = seen.emplace(s.name, s.line); !inserted) {
         error(n["name"], p + ".name",
               "duplicate sequence name '" + s.name + "' (first defined on line " +
@@ -370,6 +376,61 @@ class Loader {
         continue;
       }
       c.sequences.push_back(std::move(s));
+    }
+  }
+
+  void load_worker_pools(const YAML::Node& node, Config& c) {
+    if (!node.IsSequence()) {
+      error(node, "worker_pools", "expected a list of worker pools");
+      return;
+    }
+    constexpr std::uint64_t kMaxTtlS = 86400;
+    std::map<std::string, int> seen;
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      const auto n = node[i];
+      const std::string p = "worker_pools[" + std::to_string(i) + "]";
+      if (!expect_map(n, p,
+                      {"name", "size", "worker_bits", "min_ttl_s", "max_ttl_s", "default_ttl_s"})) {
+        continue;
+      }
+      WorkerPoolConfig w;
+      w.line = n.Mark().line + 1;
+      if (!get_string(n, p, "name", w.name) || w.name.empty()) {
+        error(n, p + ".name", "every worker pool needs a name");
+        continue;
+      }
+      bool name_ok = w.name.size() <= 64;
+      for (char ch : w.name) name_ok = name_ok && ch != '/' && ch != '`' && ch > 0x20;
+      if (!name_ok) {
+        error(n["name"], p + ".name",
+              "'" + w.name + "' is not a valid name (1-64 characters, no '/', '`' or spaces)");
+      }
+      if (n["size"] && n["worker_bits"]) {
+        error(n["worker_bits"], p + ".worker_bits", "give size or worker_bits, not both");
+      } else if (n["worker_bits"]) {
+        std::uint64_t bits = 0;
+        if (get_uint(n, p, "worker_bits", bits, 0, 16)) w.size = std::uint32_t{1} << bits;
+      } else if (n["size"]) {
+        get_small_uint(n, p, "size", w.size, 1, 65536);
+      } else {
+        error(n, p + ".size", "a worker pool needs size or worker_bits (the number of IDs)");
+      }
+      get_uint(n, p, "min_ttl_s", w.min_ttl_s, 1, kMaxTtlS);
+      get_uint(n, p, "max_ttl_s", w.max_ttl_s, 1, kMaxTtlS);
+      get_uint(n, p, "default_ttl_s", w.default_ttl_s, 1, kMaxTtlS);
+      if (w.min_ttl_s > w.default_ttl_s || w.default_ttl_s > w.max_ttl_s) {
+        error(n, p,
+              "TTLs must satisfy min_ttl_s <= default_ttl_s <= max_ttl_s, got " +
+                  std::to_string(w.min_ttl_s) + ", " + std::to_string(w.default_ttl_s) + ", " +
+                  std::to_string(w.max_ttl_s));
+      }
+      if (auto [it, inserted] = seen.emplace(w.name, w.line); !inserted) {
+        error(n["name"], p + ".name",
+              "duplicate worker pool name '" + w.name + "' (first defined on line " +
+                  std::to_string(it->second) + ")");
+        continue;
+      }
+      c.worker_pools.push_back(std::move(w));
     }
   }
 

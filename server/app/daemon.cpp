@@ -19,6 +19,8 @@
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
 #include "server/core/ticket_service.h"
+#include "server/core/uuidv7_generator.h"
+#include "server/core/worker_pool_service.h"
 #include "server/http/http_session.h"
 #include "server/metrics/metrics.h"
 #include "server/mysql/mysql_session.h"
@@ -194,8 +196,32 @@ int Daemon::run() {
       service.add_gapless(std::move(*gapless));
       continue;
     }
+    if (s.kind == "uuidv7") {
+      if (service.find(s.name) != nullptr) {
+        log::error("config sequence '" + s.name +
+                   "': kind uuidv7, but a ticket sequence of that name is stored");
+        return 1;
+      }
+      service.add_uuidv7(s.name, std::make_shared<UuidV7Generator>(clock));
+      continue;
+    }
     if (auto r = service.ensure_configured(to_spec(s)); !r) {
       log::error("config sequence '" + s.name + "': " + r.error().message);
+      return 1;
+    }
+  }
+  // Worker-ID pools; their leases are reloaded from the store with their absolute expiry.
+  WorkerPoolService workers(**store, committer, clock);
+  for (const auto& p : config_.worker_pools) {
+    constexpr std::int64_t kMsPerS = 1000;
+    const WorkerPoolSpec spec{
+        .name = p.name,
+        .size = p.size,
+        .min_ttl_ms = static_cast<std::int64_t>(p.min_ttl_s) * kMsPerS,
+        .max_ttl_ms = static_cast<std::int64_t>(p.max_ttl_s) * kMsPerS,
+        .default_ttl_ms = static_cast<std::int64_t>(p.default_ttl_s) * kMsPerS};
+    if (auto r = workers.add_pool(spec); !r) {
+      log::error("config worker pool '" + p.name + "': " + r.error().message);
       return 1;
     }
   }
@@ -254,6 +280,7 @@ int Daemon::run() {
                            metrics,       clock,
                            http_sessions, [&committer] { return committer.stats().last_commit_ok; },
                            http_options};
+  http_deps.workers = &workers;
   auto http_listener = net::Listener::bind(
       ioc, config_.http.listen.host, config_.http.listen.port, "http",
       [&http_deps](net::tcp::socket socket) {

@@ -93,8 +93,14 @@ void TicketService::create(const SequenceSpec& spec, CreateOptions options, Done
   std::uint64_t ceiling = spec.start - 1;
   {
     std::unique_lock lock(mutex_);
-    if (sequences_.contains(spec.name) || gapless_.contains(spec.name) ||
-        snowflakes_.contains(spec.name)) {
+    if (snowflakes_.contains(spec.name) || uuidv7s_.contains(spec.name) ||
+        gapless_.contains(spec.name)) {
+      lock.unlock();
+      done(Error{TicketErrc::kAlreadyExists,
+                 "sequence '" + spec.name + "' already exists (configured, of another kind)"});
+      return;
+    }
+    if (sequences_.contains(spec.name)) {
       lock.unlock();
       if (options.if_not_exists) {
         done({});
@@ -212,6 +218,14 @@ void TicketService::next(std::string_view name, std::uint64_t count, BlockCallba
       });
       return;
     }
+    if (find_uuidv7(name) != nullptr) {
+      done(Error{TicketErrc::kWrongKind,
+                 "sequence '" + std::string(name) +
+                     "' is a uuidv7 sequence: its IDs are UUIDs, not integers; use SELECT "
+                     "UUID_V7() over MySQL, or POST /v1/sequences/" +
+                     std::string(name) + "/next over HTTP"});
+      return;
+    }
     done(unknown(name));
     return;
   }
@@ -251,6 +265,18 @@ std::shared_ptr<SnowflakeGenerator> TicketService::find_snowflake(std::string_vi
   if (snowflakes_.empty()) return nullptr;
   auto it = snowflakes_.find(std::string(name));
   return it == snowflakes_.end() ? nullptr : it->second;
+}
+
+void TicketService::add_uuidv7(std::string name, std::shared_ptr<UuidV7Generator> generator) {
+  std::unique_lock lock(mutex_);
+  uuidv7s_[std::move(name)] = std::move(generator);
+}
+
+std::shared_ptr<UuidV7Generator> TicketService::find_uuidv7(std::string_view name) const {
+  std::shared_lock lock(mutex_);
+  if (uuidv7s_.empty()) return nullptr;
+  auto it = uuidv7s_.find(name);
+  return it == uuidv7s_.end() ? nullptr : it->second;
 }
 
 std::vector<std::shared_ptr<SnowflakeGenerator>> TicketService::snowflakes() const {

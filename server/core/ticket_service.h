@@ -17,6 +17,7 @@
 #include "server/core/retry_scheduler.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_sequence.h"
+#include "server/core/uuidv7_generator.h"
 #include "storage/counter_store.h"
 
 namespace ticketd {
@@ -58,6 +59,11 @@ class TicketService {
   void add_gapless(std::shared_ptr<GaplessSequence> sequence);
   [[nodiscard]] std::shared_ptr<GaplessSequence> find_gapless(std::string_view name) const;
   [[nodiscard]] std::vector<std::shared_ptr<GaplessSequence>> gapless() const;
+  /// Serves `generator` as the `kind: uuidv7` sequence `name`. Its IDs are UUIDs, not integers:
+  /// front ends take them from find_uuidv7(); next() and blocks refuse the name (kWrongKind,
+  /// pointing to the UUID interfaces). Start-up only, before serving.
+  void add_uuidv7(std::string name, std::shared_ptr<UuidV7Generator> generator);
+  [[nodiscard]] std::shared_ptr<UuidV7Generator> find_uuidv7(std::string_view name) const;
 
   void create(const SequenceSpec& spec, CreateOptions options, DoneCallback done);
   void drop(std::string_view name, DoneCallback done);
@@ -68,10 +74,10 @@ class TicketService {
 
   [[nodiscard]] std::shared_ptr<TicketSequence> find(std::string_view name) const;
   [[nodiscard]] std::vector<SequenceInfo> list() const;
-  /// A ticket or Snowflake sequence of that name exists.
+  /// A ticket, Snowflake or UUIDv7 sequence of that name exists.
   [[nodiscard]] bool exists(std::string_view name) const {
     return find(name) != nullptr || find_snowflake(name) != nullptr ||
-           find_gapless(name) != nullptr;
+           find_gapless(name) != nullptr || find_uuidv7(name) != nullptr;
   }
 
  private:
@@ -99,6 +105,9 @@ class TicketService {
   // Gapless sequences: fixed at start-up, read-only afterwards.
   std::unordered_map<std::string, std::shared_ptr<GaplessSequence>, NameHash, std::equal_to<>>
       gapless_;
+  // UUIDv7 sequences: fixed at start-up, read-only afterwards.
+  std::unordered_map<std::string, std::shared_ptr<UuidV7Generator>, NameHash, std::equal_to<>>
+      uuidv7s_;
   RetryScheduler* retries_ = nullptr;
   const Clock* clock_ = nullptr;
 };

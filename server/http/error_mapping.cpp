@@ -4,6 +4,7 @@
 
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
+#include "server/core/worker_errc.h"
 #include "server/http/http_errc.h"
 #include "storage/counter_store.h"
 
@@ -20,7 +21,10 @@ using boost::beast::http::status;
 //   only text that is not JSON at all is 400.
 // - Storage errors are 503 (the request may succeed once the disk is fixed) except corruption,
 //   which no retry fixes.
-const std::array<ErrorMapping, 28> kTable{{
+// - Worker leases: an ended lease (expired or released) is 409, distinct from an unknown one
+//   (404), so a holder knows it must acquire again; a full pool is 503 with Retry-After, since
+//   it frees itself as leases expire.
+const std::array<ErrorMapping, 33> kTable{{
     {TicketErrc::kUnknownSequence, status::not_found, "not_found"},
     {TicketErrc::kAlreadyExists, status::conflict, "already_exists"},
     {TicketErrc::kExhausted, status::conflict, "exhausted"},
@@ -34,6 +38,11 @@ const std::array<ErrorMapping, 28> kTable{{
     {TicketErrc::kQueueTimeout, status::service_unavailable, "queue_timeout"},
     // The clock stepped back further than the Snowflake policy tolerates: retry once it has
     // caught up (or fail over to another worker).
+    {WorkerErrc::kUnknownPool, status::not_found, "not_found"},
+    {WorkerErrc::kUnknownLease, status::not_found, "not_found"},
+    {WorkerErrc::kLeaseExpired, status::conflict, "lease_expired"},
+    {WorkerErrc::kLeaseReleased, status::conflict, "lease_released"},
+    {WorkerErrc::kPoolFull, status::service_unavailable, "pool_full"},
     {SnowflakeErrc::kClockMovedBackwards, status::service_unavailable, "clock_moved_backwards"},
     {StorageErrc::kIo, status::service_unavailable, "storage_failed"},
     {StorageErrc::kNoSpace, status::service_unavailable, "storage_failed"},

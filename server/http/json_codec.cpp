@@ -131,6 +131,35 @@ json::object lease_json(const Lease& lease) {
   };
 }
 
+json::object worker_lease_json(const WorkerLease& lease) {
+  return json::object{
+      {"lease_id", lease.lease_id},
+      {"pool", lease.pool},
+      {"worker_id", lease.worker_id},
+      {"holder", lease.holder},
+      {"ttl_s", lease.ttl_ms / 1000},
+      {"granted_at", format_utc_ms(lease.granted_at_ms)},
+      {"expires_at", format_utc_ms(lease.expires_at_ms)},
+      {"expires_at_ms", lease.expires_at_ms},
+      {"not_before_ms", lease.not_before_ms},
+      {"high_water_ms", lease.high_water_ms},
+  };
+}
+
+json::object worker_pool_json(const WorkerPoolStatus& status) {
+  json::array leases;
+  for (const auto& l : status.live) leases.push_back(worker_lease_json(l));
+  return json::object{
+      {"pool", status.spec.name},
+      {"size", status.spec.size},
+      {"min_ttl_s", status.spec.min_ttl_ms / 1000},
+      {"max_ttl_s", status.spec.max_ttl_ms / 1000},
+      {"default_ttl_s", status.spec.default_ttl_ms / 1000},
+      {"leased", status.live.size()},
+      {"leases", std::move(leases)},
+  };
+}
+
 std::string error_body(std::string_view code, std::string_view message) {
   return json::serialize(
       json::object{{"error", json::object{{"code", code}, {"message", message}}}});

@@ -13,8 +13,12 @@
 #include "server/core/clock.h"
 #include "server/core/lease_log.h"
 #include "server/core/ticket_sequence.h"
+#include "server/core/worker_pool_service.h"
 
 namespace ticketd::http {
+
+/// Largest integer a JSON number carries exactly in every client (2^53 - 1).
+inline constexpr std::uint64_t kMaxJsonSafeInteger = (std::uint64_t{1} << 53) - 1;
 
 /// Parses a request body that must be one JSON object. An empty body is an empty object.
 /// Not JSON: HttpErrc::kMalformed (400). JSON but not an object: kInvalidField (422).
@@ -48,6 +52,11 @@ namespace ticketd::http {
 [[nodiscard]] boost::json::object sequence_json(const SequenceInfo& info);
 /// {"lease_id", "sequence", "first", "last", "step", "count", "holder", "granted_at"}.
 [[nodiscard]] boost::json::object lease_json(const Lease& lease);
+/// {"lease_id", "pool", "worker_id", "holder", "ttl_s", "granted_at", "expires_at",
+///  "expires_at_ms", "not_before_ms", "high_water_ms"}. Times in ms are JSON numbers (< 2^53).
+[[nodiscard]] boost::json::object worker_lease_json(const WorkerLease& lease);
+/// {"pool", "size", "min_ttl_s", "max_ttl_s", "default_ttl_s", "leased", "leases": [...]}.
+[[nodiscard]] boost::json::object worker_pool_json(const WorkerPoolStatus& status);
 /// {"error":{"code":…, "message":…}}.
 [[nodiscard]] std::string error_body(std::string_view code, std::string_view message);
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "server/core/ticket_errc.h"
+#include "server/core/worker_errc.h"
 #include "server/http/auth.h"
 #include "server/http/error_mapping.h"
 #include "server/http/http_errc.h"
@@ -44,6 +45,10 @@ enum class Route {
   kReservationCommit,  // POST …/reservations/{rid}/commit
   kReservationVoid,    // POST …/reservations/{rid}/void
   kAudit,              // GET /v1/sequences/{name}/audit
+  kWorkerPool,         // GET /v1/workers/{pool}
+  kWorkerLeases,       // POST /v1/workers/{pool}/leases
+  kWorkerLease,        // DELETE /v1/workers/{pool}/leases/{id}
+  kWorkerKeepalive,    // POST /v1/workers/{pool}/leases/{id}/keepalive
   kUnmatched,
 };
 
@@ -87,6 +92,14 @@ std::string_view route_label(Route r, verb method) {
       return "reservation_void";
     case Route::kAudit:
       return "audit";
+    case Route::kWorkerPool:
+      return "worker_pool_get";
+    case Route::kWorkerLeases:
+      return "worker_lease_acquire";
+    case Route::kWorkerLease:
+      return "worker_lease_release";
+    case Route::kWorkerKeepalive:
+      return "worker_lease_keepalive";
     case Route::kUnmatched:
       return "unmatched";
   }
@@ -101,7 +114,13 @@ std::string_view allowed_methods(Route r) {
     case Route::kSequences:
     case Route::kSnowflakeDecode:
     case Route::kAudit:
+    case Route::kWorkerPool:
       return "GET";
+    case Route::kWorkerLeases:
+    case Route::kWorkerKeepalive:
+      return "POST";
+    case Route::kWorkerLease:
+      return "DELETE";
     case Route::kSequence:
       return "GET, PUT, PATCH, DELETE";
     case Route::kNext:
@@ -127,7 +146,13 @@ bool method_allowed(Route r, verb m) {
     case Route::kSequences:
     case Route::kSnowflakeDecode:
     case Route::kAudit:
+    case Route::kWorkerPool:
       return m == verb::get;
+    case Route::kWorkerLeases:
+    case Route::kWorkerKeepalive:
+      return m == verb::post;
+    case Route::kWorkerLease:
+      return m == verb::delete_;
     case Route::kSequence:
       return m == verb::get || m == verb::put || m == verb::patch || m == verb::delete_;
     case Route::kNext:
@@ -175,10 +200,37 @@ std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space
 
 struct Target {
   Route route = Route::kUnmatched;
-  std::string name;  // the decoded {name} segment
-  std::string sub;   // the decoded {rid} segment of reservation routes
+  std::string name;      // the decoded {name} (or {pool}) segment
+  std::string sub;       // the decoded {rid} segment of reservation routes
+  std::string lease_id;  // the decoded {id} segment of worker lease routes
   std::map<std::string, std::string, std::less<>> query;
 };
+
+// "{pool}", "{pool}/leases", "{pool}/leases/{id}" or "{pool}/leases/{id}/keepalive" (the part
+// after "/v1/workers/"); anything else leaves the route unmatched.
+DetailedResult<void> parse_worker_path(std::string_view rest, Target& t) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    const auto slash = rest.find('/');
+    parts.push_back(rest.substr(0, slash));
+    if (parts.back().empty()) return {};
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  if (parts.size() > 4 || (parts.size() >= 2 && parts[1] != "leases") ||
+      (parts.size() == 4 && parts[3] != "keepalive")) {
+    return {};
+  }
+  auto pool = percent_decode(parts[0], false);
+  auto id = parts.size() >= 3 ? percent_decode(parts[2], false) : std::optional<std::string>("");
+  if (!pool || !id) return Error{HttpErrc::kMalformed, "bad percent-encoding in the path"};
+  t.name = std::move(*pool);
+  t.lease_id = std::move(*id);
+  constexpr Route kByLength[] = {Route::kWorkerPool, Route::kWorkerLeases, Route::kWorkerLease,
+                                 Route::kWorkerKeepalive};
+  t.route = kByLength[parts.size() - 1];
+  return {};
+}
 
 DetailedResult<Target> parse_target(std::string_view target) {
   Target t;
@@ -211,6 +263,8 @@ DetailedResult<Target> parse_target(std::string_view target) {
              path.starts_with(kDecode) && path.size() > kDecode.size()) {
     t.route = Route::kSnowflakeDecode;
     t.name = std::string(path.substr(kDecode.size()));
+  } else if (constexpr std::string_view kWorkers = "/v1/workers/"; path.starts_with(kWorkers)) {
+    if (auto r = parse_worker_path(path.substr(kWorkers.size()), t); !r) return r.error();
   } else if (constexpr std::string_view kPrefix = "/v1/sequences/"; path.starts_with(kPrefix)) {
     auto rest = path.substr(kPrefix.size());
     auto slash = rest.find('/');
@@ -304,7 +358,9 @@ class Reply {
     if (!allow.empty()) res.set(field::allow, allow);
     if (m.status == status::unauthorized)
       res.set(field::www_authenticate, "Bearer realm=\"ticketd\"");
-    if (e.code == TicketErrc::kRetryLater) res.set(field::retry_after, "1");
+    if (e.code == TicketErrc::kRetryLater || e.code == WorkerErrc::kPoolFull) {
+      res.set(field::retry_after, "1");
+    }
     // The message is what the engine wrote; 500s carry it too, since ticketd's messages never
     // hold secrets and an operator needs them.
     res.body() = error_body(m.code, e.message.empty() ? e.code.message() : e.message);
@@ -486,12 +542,26 @@ void delete_sequence(const Reply& reply, const std::string& name) {
   });
 }
 
+// POST /v1/sequences/{name}/next on a `kind: uuidv7` sequence: canonical UUID strings, each
+// sorting after the previous one.
+void post_next_uuidv7(const Reply& reply, const std::string& name, UuidV7Generator& generator,
+                      std::uint64_t count) {
+  json::array ids;
+  ids.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) ids.push_back(json::value(to_string(generator.next())));
+  reply.deps().metrics.ids_issued(name, kFrontend, count);
+  reply.json(status::ok, json::object{{"sequence", name}, {"ids", std::move(ids)}});
+}
+
 void post_next(const Reply& reply, const Request& req, const std::string& name) {
   auto body = body_object(req, {"count"});
   if (!body) return reply.fail(body.error());
   auto count = read_integer(*body, "count", 1, kMaxIdsPerRequest);
   if (!count) return reply.fail(count.error());
   const std::uint64_t n = count->value_or(1);
+  if (auto uuids = reply.deps().tickets.find_uuidv7(name)) {
+    return post_next_uuidv7(reply, name, *uuids, n);
+  }
   reply.deps().tickets.next(name, n, [reply, name](DetailedResult<Block> r) {
     if (!r) return reply.fail(r.error());
     reply.deps().metrics.ids_issued(name, kFrontend, r->count);
@@ -644,6 +714,74 @@ void delete_reservation(const Reply& reply, const Target& t) {
   });
 }
 
+// ---- worker pools: /v1/workers/{pool}[/leases[/{id}[/keepalive]]] ----
+
+Error unknown_pool(std::string_view pool) {
+  return Error{WorkerErrc::kUnknownPool, "worker pool '" + std::string(pool) + "' does not exist"};
+}
+
+// The optional {"high_water_ms": n} body of keepalive and release.
+DetailedResult<std::optional<std::int64_t>> read_high_water(const Request& req) {
+  auto body = body_object(req, {"high_water_ms"});
+  if (!body) return body.error();
+  auto hwm = read_integer(*body, "high_water_ms", 0, kMaxJsonSafeInteger);
+  if (!hwm) return hwm.error();
+  if (!*hwm) return std::optional<std::int64_t>{};
+  return std::optional<std::int64_t>{static_cast<std::int64_t>(**hwm)};
+}
+
+void get_worker_pool(const Reply& reply, const std::string& pool) {
+  auto* workers = reply.deps().workers;
+  auto status = workers != nullptr ? workers->status(pool) : std::nullopt;
+  if (!status) return reply.fail(unknown_pool(pool));
+  reply.json(status::ok, worker_pool_json(*status));
+}
+
+void post_worker_lease(const Reply& reply, const Request& req, const std::string& pool) {
+  auto* workers = reply.deps().workers;
+  auto spec = workers != nullptr ? workers->spec(pool) : std::nullopt;
+  if (!spec) return reply.fail(unknown_pool(pool));
+  auto body = body_object(req, {"holder", "ttl_s"});
+  if (!body) return reply.fail(body.error());
+  auto holder = read_string(*body, "holder");
+  if (!holder) return reply.fail(holder.error());
+  if (!*holder || (*holder)->empty()) {
+    return reply.fail(HttpErrc::kInvalidField, "field 'holder' is required (who takes the lease)");
+  }
+  if (auto ok = check_holder(**holder); !ok) return reply.fail(ok.error());
+  auto ttl_s = read_integer(*body, "ttl_s", static_cast<std::uint64_t>(spec->min_ttl_ms / 1000),
+                            static_cast<std::uint64_t>(spec->max_ttl_ms / 1000));
+  if (!ttl_s) return reply.fail(ttl_s.error());
+  std::optional<std::int64_t> ttl_ms;
+  if (*ttl_s) ttl_ms = static_cast<std::int64_t>(**ttl_s) * 1000;
+  workers->acquire(pool, std::move(**holder), ttl_ms, [reply](DetailedResult<WorkerLease> lease) {
+    if (!lease) return reply.fail(lease.error());
+    reply.json(status::created, worker_lease_json(*lease));
+  });
+}
+
+void post_worker_keepalive(const Reply& reply, const Request& req, const Target& t) {
+  auto* workers = reply.deps().workers;
+  if (workers == nullptr) return reply.fail(unknown_pool(t.name));
+  auto hwm = read_high_water(req);
+  if (!hwm) return reply.fail(hwm.error());
+  workers->keepalive(t.name, t.lease_id, *hwm, [reply](DetailedResult<WorkerLease> lease) {
+    if (!lease) return reply.fail(lease.error());
+    reply.json(status::ok, worker_lease_json(*lease));
+  });
+}
+
+void delete_worker_lease(const Reply& reply, const Request& req, const Target& t) {
+  auto* workers = reply.deps().workers;
+  if (workers == nullptr) return reply.fail(unknown_pool(t.name));
+  auto hwm = read_high_water(req);
+  if (!hwm) return reply.fail(hwm.error());
+  workers->release(t.name, t.lease_id, *hwm, [reply](DetailedResult<WorkerLease> lease) {
+    if (!lease) return reply.fail(lease.error());
+    reply.no_content();
+  });
+}
+
 json::value optional_id(const std::optional<std::uint64_t>& v) {
   if (!v) return nullptr;
   return json::value(std::to_string(*v));
@@ -769,6 +907,14 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
       return post_commit(reply, req, t, true);
     case Route::kAudit:
       return get_audit(reply, t.name);
+    case Route::kWorkerPool:
+      return get_worker_pool(reply, t.name);
+    case Route::kWorkerLeases:
+      return post_worker_lease(reply, req, t.name);
+    case Route::kWorkerLease:
+      return delete_worker_lease(reply, req, t);
+    case Route::kWorkerKeepalive:
+      return post_worker_keepalive(reply, req, t);
     case Route::kUnmatched:
       break;
   }

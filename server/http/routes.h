@@ -13,6 +13,7 @@
 #include "server/core/clock.h"
 #include "server/core/lease_log.h"
 #include "server/core/ticket_service.h"
+#include "server/core/worker_pool_service.h"
 #include "server/metrics/metrics.h"
 #include "server/net/session_registry.h"
 
@@ -45,6 +46,7 @@ struct HttpDeps {
   net::SessionRegistry& sessions;
   std::function<bool()> storage_ready;
   HttpOptions options;
+  WorkerPoolService* workers = nullptr;  // null: no worker pools (every pool is unknown)
 };
 
 inline constexpr std::size_t kMaxIdsPerRequest = 10000;

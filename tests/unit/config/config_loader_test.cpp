@@ -140,6 +140,58 @@ TEST(ConfigLoader, SnowflakeSection) {
   expect_error("snowflake:\n  worker_id: { source: env }\n", {"needs the name"});
 }
 
+TEST(ConfigLoader, Uuidv7SequencesAreAcceptedWithoutCounterKeys) {
+  auto r = load("sequences:\n  - { name: U, kind: uuidv7 }\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_EQ(r.config->sequences[0].kind, "uuidv7");
+  expect_error("sequences:\n  - { name: U, kind: uuidv7, start: 5 }\n",
+               {"t.yaml:2: sequences[0].start: not used by kind uuidv7"});
+  expect_error("sequences:\n  - { name: U, kind: uuidv7,\n      cache: 5 }\n",
+               {"t.yaml:3: sequences[0].cache: not used by kind uuidv7"});
+}
+
+TEST(ConfigLoader, WorkerPoolsSection) {
+  auto r = load(
+      "worker_pools:\n  - { name: orders, worker_bits: 10 }\n"
+      "  - { name: small, size: 3, min_ttl_s: 2, max_ttl_s: 60, default_ttl_s: 5 }\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  const auto& pools = r.config->worker_pools;
+  ASSERT_EQ(pools.size(), 2u);
+  EXPECT_EQ(pools[0].name, "orders");
+  EXPECT_EQ(pools[0].size, 1024u);
+  EXPECT_EQ(pools[0].min_ttl_s, 1u);
+  EXPECT_EQ(pools[0].default_ttl_s, 10u);
+  EXPECT_EQ(pools[0].max_ttl_s, 300u);
+  EXPECT_EQ(pools[0].line, 2);
+  EXPECT_EQ(pools[1].size, 3u);
+  EXPECT_EQ(pools[1].min_ttl_s, 2u);
+  EXPECT_EQ(pools[1].default_ttl_s, 5u);
+  EXPECT_EQ(pools[1].max_ttl_s, 60u);
+}
+
+TEST(ConfigLoader, WorkerPoolErrorsNameTheKeyAndTheLine) {
+  expect_error("worker_pools:\n  - { name: a }\n",
+               {"t.yaml:2: worker_pools[0].size: a worker pool needs size or worker_bits"});
+  expect_error("worker_pools:\n  - { name: a, size: 4, worker_bits: 2 }\n",
+               {"t.yaml:2: worker_pools[0].worker_bits: give size or worker_bits, not both"});
+  expect_error("worker_pools:\n  - { name: a, size: 0 }\n",
+               {"worker_pools[0].size: must be between 1 and 65536"});
+  expect_error("worker_pools:\n  - { name: a, worker_bits: 17 }\n",
+               {"worker_pools[0].worker_bits: must be between 0 and 16"});
+  expect_error("worker_pools:\n  - { name: a, size: 4, min_ttl_s: 20 }\n",
+               {"t.yaml:2: worker_pools[0]: TTLs must satisfy min_ttl_s <= default_ttl_s"});
+  expect_error("worker_pools:\n  - { name: a, size: 4, max_ttl_s: 90000 }\n",
+               {"worker_pools[0].max_ttl_s: must be between 1 and 86400"});
+  expect_error("worker_pools:\n  - { name: a, size: 4 }\n  - { name: a, size: 2 }\n",
+               {"t.yaml:3: worker_pools[1].name: duplicate worker pool name 'a' (first defined "
+                "on line 2)"});
+  expect_error("worker_pools:\n  - { name: 'a/b', size: 4 }\n", {"is not a valid name"});
+  expect_error("worker_pools:\n  - { size: 4 }\n", {"worker_pools[0].name"});
+  expect_error("worker_pools:\n  - { name: a, size: 4, ttl: 3 }\n",
+               {"t.yaml:2: worker_pools[0].ttl: unknown key"});
+  expect_error("worker_pools: { name: a }\n", {"worker_pools: expected a list"});
+}
+
 TEST(ParseUtcMs, AcceptsIsoUtcOnly) {
   EXPECT_EQ(parse_utc_ms("1970-01-01T00:00:00Z"), 0);
   EXPECT_EQ(parse_utc_ms("2026-01-01T00:00:00Z"), 1767225600000);

@@ -5,6 +5,7 @@
 #include <future>
 
 #include "server/core/ticket_errc.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/scripted_store.h"
 
 namespace ticketd {
@@ -174,6 +175,26 @@ TEST(TicketService, ListIsSortedAndReportsState) {
   EXPECT_EQ(all[0].issued, 1u);
   EXPECT_EQ(all[0].remaining, 9u);
   EXPECT_EQ(all[1].spec.name, "b");
+}
+
+TEST(TicketService, Uuidv7SequencesAreFoundByNameAndRefuseIntegerIds) {
+  ScriptedStore store;
+  Engine e(store);
+  testing::FakeClock clock;
+  auto generator = std::make_shared<UuidV7Generator>(clock, 7);
+  e.service.add_uuidv7("U", generator);
+  EXPECT_EQ(e.service.find_uuidv7("U"), generator);
+  EXPECT_EQ(e.service.find_uuidv7("V"), nullptr);
+  EXPECT_TRUE(e.service.exists("U"));
+  auto r = next_and_wait(e.service, "U", 1);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode(TicketErrc::kWrongKind));
+  EXPECT_NE(r.error().message.find("SELECT UUID_V7()"), std::string::npos) << r.error().message;
+  // A ticket sequence cannot take the name of a configured UUIDv7 sequence.
+  auto created = e.create(SequenceSpec{.name = "U"});
+  ASSERT_FALSE(created);
+  EXPECT_EQ(created.error().code, ErrorCode(TicketErrc::kAlreadyExists));
+  EXPECT_EQ(e.service.find("U"), nullptr);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
+#include "server/core/worker_errc.h"
 #include "server/http/http_errc.h"
 #include "storage/counter_store.h"
 
@@ -31,6 +32,11 @@ const Case kCases[] = {
     {TicketErrc::kReservationNotFound, status::not_found, "reservation_not_found"},
     {TicketErrc::kReservationEnded, status::conflict, "reservation_ended"},
     {TicketErrc::kQueueTimeout, status::service_unavailable, "queue_timeout"},
+    {WorkerErrc::kUnknownPool, status::not_found, "not_found"},
+    {WorkerErrc::kUnknownLease, status::not_found, "not_found"},
+    {WorkerErrc::kLeaseExpired, status::conflict, "lease_expired"},
+    {WorkerErrc::kLeaseReleased, status::conflict, "lease_released"},
+    {WorkerErrc::kPoolFull, status::service_unavailable, "pool_full"},
     {SnowflakeErrc::kClockMovedBackwards, status::service_unavailable, "clock_moved_backwards"},
     {StorageErrc::kIo, status::service_unavailable, "storage_failed"},
     {StorageErrc::kNoSpace, status::service_unavailable, "storage_failed"},

@@ -9,6 +9,8 @@
 
 #include "server/core/lease_log.h"
 #include "server/core/ticket_service.h"
+#include "server/core/uuidv7_generator.h"
+#include "server/core/worker_pool_service.h"
 #include "server/http/routes.h"
 #include "server/metrics/metrics.h"
 #include "server/net/session_registry.h"
@@ -26,13 +28,15 @@ class FakeClock final : public Clock {
   std::atomic<std::int64_t> ms_{1767225600000};  // 2026-01-01T00:00:00.000Z
 };
 
-/// Store, committer, engine, lease log, metrics and the HttpDeps over them. The store can fail
+/// Store, committer, engine, lease log, worker pools ("orders": 4 IDs, TTL 1..60 s, default 10),
+/// a UUIDv7 sequence "Uuids", metrics and the HttpDeps over them. The store can fail
 /// commits on demand (ScriptedStore over a MemoryCounterStore).
 struct HttpEngine {
   explicit HttpEngine(HttpOptions options = {})
       : committer(store),
         tickets(store, committer),
         leases(store, committer, clock),
+        workers(store, committer, clock),
         metrics(tickets, committer, clock),
         deps{tickets,           leases, metrics, clock, sessions, [this] { return ready.load(); },
              std::move(options)} {
@@ -40,6 +44,13 @@ struct HttpEngine {
     EXPECT_TRUE(tickets.ensure_configured(SequenceSpec{.name = "Tickets64"}));
     EXPECT_TRUE(tickets.ensure_configured(
         SequenceSpec{.name = "Tickets32", .increment = 2, .offset = 1, .max_value = 4294967295}));
+    tickets.add_uuidv7("Uuids", std::make_shared<UuidV7Generator>(clock, 42));
+    EXPECT_TRUE(workers.add_pool(WorkerPoolSpec{.name = "orders",
+                                                .size = 4,
+                                                .min_ttl_ms = 1000,
+                                                .max_ttl_ms = 60000,
+                                                .default_ttl_ms = 10000}));
+    deps.workers = &workers;
   }
   ~HttpEngine() { committer.stop(); }
 
@@ -56,6 +67,7 @@ struct HttpEngine {
   GroupCommitter committer;
   TicketService tickets;
   LeaseLog leases;
+  WorkerPoolService workers;
   metrics::Metrics metrics;
   net::SessionRegistry sessions;
   std::atomic<bool> ready{true};
