@@ -62,10 +62,14 @@ struct SnowflakeConfig {
   int sequence_bits = 12;
   std::int64_t time_unit_ms = 1;
   std::string order = "time_worker_sequence";  // or time_sequence_worker (Sonyflake)
-  std::string worker_source = "static";        // static | env (etcd is not built yet)
+  std::string worker_source = "static";        // static | env | etcd
   std::uint64_t worker_id = 0;                 // static
   std::string worker_env;                      // env: the variable holding the worker id
-  std::string clock_policy = "wait";           // fail | wait | logical
+  std::vector<std::string> etcd_endpoints;     // etcd: http://HOST:PORT, tried in order
+  std::string etcd_prefix = "/ticketd/workers/";
+  std::uint64_t etcd_ttl_s = 10;
+  std::uint64_t etcd_margin_ms = 0;   // 0 in the file means the default: a quarter of the TTL
+  std::string clock_policy = "wait";  // fail | wait | logical
   std::uint64_t max_backward_ms = 5;
   int line = 0;
 };

@@ -257,7 +257,8 @@ class Loader {
     }
     if (auto w = node["worker_id"]) {
       const std::string wp = "snowflake.worker_id";
-      if (expect_map(w, wp, {"source", "id", "variable"})) {
+      if (expect_map(w, wp,
+                     {"source", "id", "variable", "endpoints", "prefix", "ttl_s", "margin_ms"})) {
         get_string(w, wp, "source", sf.worker_source);
         if (sf.worker_source == "static") {
           get_uint(w, wp, "id", sf.worker_id);
@@ -266,10 +267,10 @@ class Loader {
             error(w, wp + ".variable", "source env needs the name of the variable");
           }
         } else if (sf.worker_source == "etcd") {
-          error(w["source"], wp + ".source", "source 'etcd' is not built yet");
+          load_etcd_worker(w, wp, sf);
         } else {
           error(w["source"], wp + ".source",
-                "expected static or env, got '" + sf.worker_source + "'");
+                "expected static, env or etcd, got '" + sf.worker_source + "'");
         }
       }
     }
@@ -288,6 +289,41 @@ class Loader {
       error(node, p,
             "time_bits + worker_bits + sequence_bits must be 63 (the sign bit stays 0), got " +
                 std::to_string(sf.time_bits + sf.worker_bits + sf.sequence_bits));
+    }
+  }
+
+  void load_etcd_worker(const YAML::Node& w, const std::string& wp, SnowflakeConfig& sf) {
+    auto endpoints = w["endpoints"];
+    if (!endpoints || !endpoints.IsSequence() || endpoints.size() == 0) {
+      error(endpoints ? endpoints : w, wp + ".endpoints",
+            "source etcd needs a list of endpoints like [http://127.0.0.1:2379]");
+    } else {
+      for (std::size_t i = 0; i < endpoints.size(); ++i) {
+        const auto& e = endpoints[i];
+        const std::string text = e.IsScalar() ? e.Scalar() : std::string();
+        constexpr std::string_view kScheme = "http://";
+        std::string rest = text.starts_with(kScheme) ? text.substr(kScheme.size()) : "";
+        if (rest.ends_with('/')) rest.pop_back();
+        if (rest.empty() || !parse_listen(rest)) {
+          error(e, wp + ".endpoints[" + std::to_string(i) + "]",
+                "expected http://HOST:PORT, got '" + text + "'");
+          continue;
+        }
+        sf.etcd_endpoints.push_back(text);
+      }
+    }
+    if (get_string(w, wp, "prefix", sf.etcd_prefix) &&
+        (sf.etcd_prefix.empty() || sf.etcd_prefix.back() != '/')) {
+      error(w["prefix"], wp + ".prefix",
+            "must be non-empty and end with '/', got '" + sf.etcd_prefix + "'");
+    }
+    // etcd grants at least its minimum TTL (2 s with default timing), never less.
+    get_uint(w, wp, "ttl_s", sf.etcd_ttl_s, 2, 3600);
+    if (get_uint(w, wp, "margin_ms", sf.etcd_margin_ms, 1, 3600000) &&
+        sf.etcd_margin_ms > sf.etcd_ttl_s * 1000 / 2) {
+      error(w["margin_ms"], wp + ".margin_ms",
+            "must be at most half the TTL (" + std::to_string(sf.etcd_ttl_s * 1000 / 2) +
+                " ms), or renewals every TTL/3 could not keep IDs flowing");
     }
   }
 

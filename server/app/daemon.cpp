@@ -1,5 +1,8 @@
 #include "server/app/daemon.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -19,6 +22,7 @@
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
 #include "server/core/ticket_service.h"
+#include "server/etcd/etcd_worker_lease.h"
 #include "server/http/http_session.h"
 #include "server/metrics/metrics.h"
 #include "server/mysql/mysql_session.h"
@@ -60,7 +64,7 @@ mysql::ServerSettings mysql_settings(const config::Config& c) {
 
 DetailedResult<std::shared_ptr<SnowflakeGenerator>> open_snowflake(
     const config::SequenceConfig& s, const config::SnowflakeConfig& sf, CounterStore& store,
-    GroupCommitter& committer, const Clock& clock) {
+    GroupCommitter& committer, const Clock& clock, std::shared_ptr<const WorkerLease> lease) {
   SnowflakeOptions o;
   o.name = s.name;
   o.layout.epoch_unix_ms = sf.epoch_unix_ms;
@@ -88,7 +92,58 @@ DetailedResult<std::shared_ptr<SnowflakeGenerator>> open_snowflake(
              : sf.clock_policy == "logical" ? ClockPolicy::kLogical
                                             : ClockPolicy::kWait;
   o.max_backward_ms = static_cast<std::int64_t>(sf.max_backward_ms);
+  o.lease = std::move(lease);
   return SnowflakeGenerator::open(std::move(o), store, committer, clock);
+}
+
+// The client and the lease keeper behind `snowflake.worker_id: {source: etcd}`.
+struct EtcdWorker {
+  std::unique_ptr<etcd::EtcdClient> client;
+  std::shared_ptr<EtcdWorkerLease> lease;  // references *client: declared after it
+
+  ~EtcdWorker() {
+    if (lease) lease->stop();
+  }
+};
+
+std::string owner_description(const config::Config& c) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string("host=") + host + " pid=" + std::to_string(getpid()) +
+         " mysql=" + c.mysql.listen.to_string() + " http=" + c.http.listen.to_string();
+}
+
+// Claims a worker ID before any generator opens (ticketd does not start without one), then
+// renews it in the background.
+DetailedResult<void> start_etcd_worker(const config::Config& c, const Clock& clock,
+                                       EtcdWorker& out) {
+  const config::SnowflakeConfig& sf = c.snowflake;
+  const auto ttl_ms = static_cast<std::int64_t>(sf.etcd_ttl_s) * 1000;
+  etcd::EtcdClientOptions client_options;
+  client_options.endpoints = sf.etcd_endpoints;
+  // Two calls (keepalive, mark) must fit well inside one renewal interval (TTL/3).
+  client_options.timeout =
+      std::chrono::milliseconds(std::clamp<std::int64_t>(ttl_ms / 8, 200, 2000));
+  client_options.connect_timeout = std::min(client_options.timeout, std::chrono::milliseconds(300));
+  auto client = etcd::EtcdClient::create(std::move(client_options));
+  if (!client) return client.error();
+  out.client = std::move(*client);
+  EtcdWorkerLeaseOptions o;
+  o.prefix = sf.etcd_prefix;
+  o.ttl_s = static_cast<std::int64_t>(sf.etcd_ttl_s);
+  o.margin_ms = sf.etcd_margin_ms != 0 ? static_cast<std::int64_t>(sf.etcd_margin_ms) : ttl_ms / 4;
+  o.renew_interval_ms = ttl_ms / 3;
+  o.worker_bits = sf.worker_bits;
+  o.owner = owner_description(c);
+  out.lease = std::make_shared<EtcdWorkerLease>(*out.client, std::move(o), clock);
+  if (auto r =
+          out.lease->claim_within(std::chrono::milliseconds(std::max<std::int64_t>(ttl_ms, 5000)));
+      !r) {
+    return Error{r.error().code,
+                 "snowflake.worker_id: no worker ID from etcd: " + r.error().message};
+  }
+  out.lease->start();
+  return {};
 }
 
 // Keeps every Snowflake high-water mark ahead of the clock (a durable write every few hundred
@@ -143,9 +198,19 @@ int Daemon::run() {
   }
   SystemClock clock;
   RetryScheduler retries;
+  EtcdWorker etcd_worker;
+  const bool any_snowflake = std::any_of(config_.sequences.begin(), config_.sequences.end(),
+                                         [](const auto& s) { return s.kind == "snowflake"; });
+  if (any_snowflake && config_.snowflake.worker_source == "etcd") {
+    if (auto r = start_etcd_worker(config_, clock, etcd_worker); !r) {
+      log::error(r.error().message);
+      return 1;
+    }
+  }
   for (const auto& s : config_.sequences) {
     if (s.kind == "snowflake") {
-      auto generator = open_snowflake(s, config_.snowflake, **store, committer, clock);
+      auto generator =
+          open_snowflake(s, config_.snowflake, **store, committer, clock, etcd_worker.lease);
       if (!generator) {
         log::error("config sequence '" + s.name + "': " + generator.error().message);
         return 2;
@@ -256,6 +321,8 @@ int Daemon::run() {
     if (auto r = g->close(); !r) log::warn("snowflake '" + g->name() + "': " + r.error().message);
   }
   retries.stop();
+  // Revoke the worker-ID lease: the ID is free at once, its mark stays for the next holder.
+  if (etcd_worker.lease) etcd_worker.lease->stop();
 
   // Everything accepted has been answered or failed; commit what is queued, then close.
   committer.stop();

@@ -20,7 +20,7 @@ using boost::beast::http::status;
 //   only text that is not JSON at all is 400.
 // - Storage errors are 503 (the request may succeed once the disk is fixed) except corruption,
 //   which no retry fixes.
-const std::array<ErrorMapping, 25> kTable{{
+const std::array<ErrorMapping, 26> kTable{{
     {TicketErrc::kUnknownSequence, status::not_found, "not_found"},
     {TicketErrc::kAlreadyExists, status::conflict, "already_exists"},
     {TicketErrc::kExhausted, status::conflict, "exhausted"},
@@ -32,6 +32,9 @@ const std::array<ErrorMapping, 25> kTable{{
     // The clock stepped back further than the Snowflake policy tolerates: retry once it has
     // caught up (or fail over to another worker).
     {SnowflakeErrc::kClockMovedBackwards, status::service_unavailable, "clock_moved_backwards"},
+    // The worker ID's lease is not held (etcd unreachable, lease expired): this instance
+    // cannot issue until it re-claims one; another instance can.
+    {SnowflakeErrc::kWorkerLeaseLost, status::service_unavailable, "worker_lease_lost"},
     {StorageErrc::kIo, status::service_unavailable, "storage_failed"},
     {StorageErrc::kNoSpace, status::service_unavailable, "storage_failed"},
     {StorageErrc::kCorruption, status::internal_server_error, "storage_corrupt"},

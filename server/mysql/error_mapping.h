@@ -31,6 +31,7 @@ inline constexpr std::uint16_t kErWrongAutoKey = 1075;
 inline constexpr std::uint16_t kErUnknownThreadId = 1094;
 inline constexpr std::uint16_t kErLockWaitTimeout = 1205;
 inline constexpr std::uint16_t kErGeneral = 1105;  // ER_UNKNOWN_ERROR
+inline constexpr std::uint16_t kErOptionPreventsStatement = 1290;
 inline constexpr std::uint16_t kErServerShutdown = 1053;
 inline constexpr std::uint16_t kErWrongValueCount = 1136;
 

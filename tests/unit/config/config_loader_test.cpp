@@ -114,8 +114,49 @@ TEST(ConfigLoader, SnowflakeSection) {
   expect_error("snowflake:\n  epoch: yesterday\n", {"t.yaml:2: snowflake.epoch"});
   expect_error("snowflake:\n  order: random\n", {"snowflake.order"});
   expect_error("snowflake:\n  clock: { policy: pray }\n", {"snowflake.clock.policy"});
-  expect_error("snowflake:\n  worker_id: { source: etcd }\n", {"'etcd' is not built yet"});
+  expect_error("snowflake:\n  worker_id: { source: etcd }\n",
+               {"t.yaml:2: snowflake.worker_id.endpoints: source etcd needs a list"});
+  expect_error("snowflake:\n  worker_id: { source: zookeeper }\n",
+               {"expected static, env or etcd"});
   expect_error("snowflake:\n  worker_id: { source: env }\n", {"needs the name"});
+}
+
+TEST(ConfigLoader, SnowflakeWorkerIdFromEtcd) {
+  auto r = load(
+      "snowflake:\n  worker_id:\n    source: etcd\n"
+      "    endpoints: [http://127.0.0.1:2379, \"http://[::1]:2380\"]\n"
+      "    prefix: /svc/workers/\n    ttl_s: 3\n    margin_ms: 700\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  const auto& sf = r.config->snowflake;
+  EXPECT_EQ(sf.worker_source, "etcd");
+  EXPECT_EQ(sf.etcd_endpoints,
+            (std::vector<std::string>{"http://127.0.0.1:2379", "http://[::1]:2380"}));
+  EXPECT_EQ(sf.etcd_prefix, "/svc/workers/");
+  EXPECT_EQ(sf.etcd_ttl_s, 3u);
+  EXPECT_EQ(sf.etcd_margin_ms, 700u);
+
+  auto defaults = load("snowflake:\n  worker_id: { source: etcd, endpoints: [http://e:2379] }\n");
+  ASSERT_TRUE(defaults.config) << (defaults.errors.empty() ? "" : defaults.errors[0]);
+  EXPECT_EQ(defaults.config->snowflake.etcd_prefix, "/ticketd/workers/");
+  EXPECT_EQ(defaults.config->snowflake.etcd_ttl_s, 10u);
+  EXPECT_EQ(defaults.config->snowflake.etcd_margin_ms, 0u);
+
+  // Every problem at once, each with its line.
+  auto bad = load(
+      "snowflake:\n  worker_id:\n    source: etcd\n"
+      "    endpoints: [https://e:2379, http://e]\n"
+      "    prefix: /no-slash\n    ttl_s: 1\n    margin_ms: 9000\n    lease: x\n");
+  ASSERT_FALSE(bad.config);
+  std::string all;
+  for (const auto& e : bad.errors) all += e + "\n";
+  for (const char* f : {"t.yaml:4: snowflake.worker_id.endpoints[0]: expected http://HOST:PORT",
+                        "t.yaml:4: snowflake.worker_id.endpoints[1]",
+                        "t.yaml:5: snowflake.worker_id.prefix: must be non-empty and end with",
+                        "t.yaml:6: snowflake.worker_id.ttl_s: must be between 2 and 3600",
+                        "t.yaml:7: snowflake.worker_id.margin_ms: must be at most half the TTL",
+                        "t.yaml:8: snowflake.worker_id.lease: unknown key"}) {
+    EXPECT_NE(all.find(f), std::string::npos) << f << " in\n" << all;
+  }
 }
 
 TEST(ParseUtcMs, AcceptsIsoUtcOnly) {

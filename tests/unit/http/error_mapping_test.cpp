@@ -29,6 +29,7 @@ const Case kCases[] = {
     {TicketErrc::kShuttingDown, status::service_unavailable, "shutting_down"},
     {TicketErrc::kWrongKind, status::conflict, "wrong_kind"},
     {SnowflakeErrc::kClockMovedBackwards, status::service_unavailable, "clock_moved_backwards"},
+    {SnowflakeErrc::kWorkerLeaseLost, status::service_unavailable, "worker_lease_lost"},
     {StorageErrc::kIo, status::service_unavailable, "storage_failed"},
     {StorageErrc::kNoSpace, status::service_unavailable, "storage_failed"},
     {StorageErrc::kCorruption, status::internal_server_error, "storage_corrupt"},

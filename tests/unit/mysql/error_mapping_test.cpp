@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
 #include "storage/counter_store.h"
 
@@ -15,11 +16,17 @@ TEST(MySqlErrorMapping, EveryEngineErrorHasARow) {
     const char* state;
   };
   const Case cases[] = {
-      {TicketErrc::kUnknownSequence, 1146, "42S02"}, {TicketErrc::kAlreadyExists, 1050, "42S01"},
-      {TicketErrc::kExhausted, 4084, "HY000"},       {TicketErrc::kInvalidArgument, 1210, "HY000"},
-      {TicketErrc::kStorageFailed, 1105, "HY000"},   {TicketErrc::kRetryLater, 1205, "HY000"},
-      {TicketErrc::kShuttingDown, 1053, "08S01"},    {TicketErrc::kWrongKind, 1235, "42000"},
+      {TicketErrc::kUnknownSequence, 1146, "42S02"},
+      {TicketErrc::kAlreadyExists, 1050, "42S01"},
+      {TicketErrc::kExhausted, 4084, "HY000"},
+      {TicketErrc::kInvalidArgument, 1210, "HY000"},
+      {TicketErrc::kStorageFailed, 1105, "HY000"},
+      {TicketErrc::kRetryLater, 1205, "HY000"},
+      {TicketErrc::kShuttingDown, 1053, "08S01"},
+      {TicketErrc::kWrongKind, 1235, "42000"},
       {StorageErrc::kNoSpace, 1105, "HY000"},
+      {SnowflakeErrc::kClockMovedBackwards, 1105, "HY000"},
+      {SnowflakeErrc::kWorkerLeaseLost, 1290, "HY000"},
   };
   for (const auto& c : cases) {
     auto e = to_err(Error{c.code, "detail"}, "tickets.T");
@@ -29,6 +36,8 @@ TEST(MySqlErrorMapping, EveryEngineErrorHasARow) {
   EXPECT_EQ(to_err(Error{TicketErrc::kUnknownSequence, {}}, "tickets.T").message,
             "Table 'tickets.T' doesn't exist");
   EXPECT_EQ(to_err(Error{TicketErrc::kStorageFailed, "no space"}, "x").message, "no space");
+  EXPECT_EQ(to_err(Error{SnowflakeErrc::kWorkerLeaseLost, "lease of worker 3 lost"}, "x").message,
+            "lease of worker 3 lost");
 }
 
 }  // namespace
