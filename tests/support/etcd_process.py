@@ -21,6 +21,7 @@ class Etcd:
         self.client_port = free_port()
         self.peer_port = free_port()
         self.proc = None
+        self.log = None
 
     @property
     def endpoint(self):
@@ -49,6 +50,9 @@ class Etcd:
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
+        if self.log:
+            self.log.close()
+            self.log = None
 
     def cleanup(self):
         self.kill()
