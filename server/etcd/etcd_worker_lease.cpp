@@ -132,6 +132,7 @@ DetailedResult<void> EtcdWorkerLease::claim() {
                                                         worker_key(id) + " right after claiming"}
                       : written.error());
     }
+    std::int64_t took_us = 0;
     {
       std::lock_guard lock(mutex_);
       lease_id_ = lease_id;
@@ -146,11 +147,13 @@ DetailedResult<void> EtcdWorkerLease::claim() {
       state_.issue_until_unix_ms = mark;
       ++stats_.claims;
       stats_.last_claim_us = micros_since(started);
+      took_us = stats_.last_claim_us;
     }
     log::info("etcd worker lease: claimed worker ID " + std::to_string(id) + " (" + worker_key(id) +
               ", lease " + std::to_string(lease_id) + ", TTL " + std::to_string(grant->ttl_s) +
               " s" + (previous_mark > 0 ? ", previous mark " + format_utc_ms(previous_mark) : "") +
-              ") at " + client_.current_endpoint());
+              ") at " + client_.current_endpoint() + " in " + std::to_string(took_us / 1000) + "." +
+              std::to_string(took_us % 1000 / 100) + " ms");
     return {};
   }
   revoke_quietly(lease_id);
@@ -217,8 +220,8 @@ DetailedResult<void> EtcdWorkerLease::renew() {
   state_.valid_until_unix_ms = t0 + ttl_ms - options_.margin_ms;
   granted_ttl_ms_ = ttl_ms;
   if (!written) {
-    // The lease is renewed; the old mark still covers the new window (it was written a full
-    // TTL ahead), so keep issuing and retry the mark next time.
+    // The lease is renewed but the mark is not: the generator keeps issuing up to the old mark
+    // (a TTL past the previous renewal) and answers kRetryLater past it until a write succeeds.
     ++stats_.renewal_failures;
     return written.error();
   }

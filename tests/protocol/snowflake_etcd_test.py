@@ -6,6 +6,7 @@ scenario no ID is ever issued twice."""
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -107,6 +108,10 @@ class SnowflakeEtcd(unittest.TestCase):
             self.assertEqual(len(ws), 1, ws)
             seen.append(ws.pop())
         self.assertEqual(seen, [0, 1, 2])
+        claims = [re.search(r"claimed worker ID \d+ .* in ([0-9.]+) ms", t.log_text()) for t in ts]
+        self.assertTrue(all(claims), [t.log_text() for t in ts])
+        print("\nclaim (grant, list, txn, mark) took " +
+              ", ".join(m.group(1) + " ms" for m in claims))
         held = self.workers()
         self.assertEqual(sorted(held), ["0", "1", "2"])
         for w, (owner, lease) in held.items():
