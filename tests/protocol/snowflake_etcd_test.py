@@ -15,7 +15,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
-from ticketd_process import Ticketd  # noqa: E402
+from ticketd_process import Ticketd, free_port  # noqa: E402
 from etcd_process import Etcd  # noqa: E402
 
 TTL_S = 2
@@ -242,6 +242,16 @@ class SnowflakeEtcd(unittest.TestCase):
             else:
                 self.fail("an instance never issued again after etcd came back")
             self.take(t, 20)
+
+    def test_start_fails_over_to_a_live_endpoint_and_refuses_to_start_without_etcd(self):
+        dead = f"http://127.0.0.1:{free_port()}"
+        a = self.start(endpoints=[dead, self.etcd.endpoint])
+        self.assertEqual({parts(i)[1] for i in self.take(a, 20)}, {0})
+        alone = Ticketd(config=self.config(endpoints=[dead]))
+        self.instances.append(alone)
+        alone.start(wait=False)
+        self.assertEqual(alone.proc.wait(timeout=30), 1)
+        self.assertIn("no worker ID from etcd", alone.log_text())
 
     def test_the_mysql_front_end_reports_a_lost_lease_as_read_only_1290(self):
         import pymysql
