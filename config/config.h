@@ -74,14 +74,25 @@ struct SnowflakeConfig {
   int line = 0;
 };
 
+/// The `storage:` section. `rocksdb` (the default) keeps data in data_dir; `etcd` keeps it in an
+/// etcd cluster shared by several ticketd instances, of which one (the elected leader) serves.
+struct StorageConfig {
+  std::string engine = "rocksdb";      // rocksdb | etcd
+  std::vector<std::string> endpoints;  // etcd: http://HOST:PORT, tried in order
+  std::string prefix = "/ticketd/";    // etcd: one group of ticketd instances per prefix
+  std::uint64_t leader_ttl_s = 5;      // etcd: the leader lease's TTL
+  int line = 0;
+};
+
 struct Config {
-  std::string data_dir = "./data";
-  unsigned threads = 0;  // 0: one per core
+  std::string data_dir = "./data";  // unused (and not locked) with storage.engine etcd
+  unsigned threads = 0;             // 0: one per core
   std::string log_level = "info";
   MySqlConfig mysql;
   HttpConfig http;
   Defaults defaults;
   SnowflakeConfig snowflake;
+  StorageConfig storage;
   std::vector<SequenceConfig> sequences;
 };
 

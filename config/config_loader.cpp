@@ -127,7 +127,7 @@ class Loader {
     if (root.IsNull()) return c;
     if (!expect_map(root, "",
                     {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "snowflake",
-                     "sequences"})) {
+                     "storage", "sequences"})) {
       return c;
     }
     get_string(root, "", "data_dir", c.data_dir);
@@ -143,7 +143,18 @@ class Loader {
     if (auto h = root["http"]) load_http(h, c.http);
     if (auto d = root["defaults"]) load_defaults(d, c.defaults);
     if (auto sf = root["snowflake"]) load_snowflake(sf, c.snowflake);
+    if (auto st = root["storage"]) load_storage(st, c.storage);
     if (auto s = root["sequences"]) load_sequences(s, c);
+    if (c.storage.engine == "etcd") {
+      for (const auto& s : c.sequences) {
+        // Snowflake sequences keep a per-worker high-water mark that the etcd engine does not
+        // fence yet; the HA engine serves ticket sequences only.
+        if (s.kind == "snowflake") {
+          errors_.push_back(source_ + ":" + std::to_string(s.line) + ": sequences." + s.name +
+                            ".kind: snowflake is not supported with storage.engine etcd");
+        }
+      }
+    }
     return c;
   }
 
@@ -290,6 +301,53 @@ class Loader {
             "time_bits + worker_bits + sequence_bits must be 63 (the sign bit stays 0), got " +
                 std::to_string(sf.time_bits + sf.worker_bits + sf.sequence_bits));
     }
+  }
+
+  // Validates http://HOST:PORT endpoint lists (snowflake.worker_id and storage share the rule).
+  void load_endpoints(const YAML::Node& endpoints, const YAML::Node& parent,
+                      const std::string& path, std::vector<std::string>& out) {
+    if (!endpoints || !endpoints.IsSequence() || endpoints.size() == 0) {
+      error(endpoints ? endpoints : parent, path,
+            "needs a list of endpoints like [http://127.0.0.1:2379]");
+      return;
+    }
+    for (std::size_t i = 0; i < endpoints.size(); ++i) {
+      const auto& e = endpoints[i];
+      const std::string text = e.IsScalar() ? e.Scalar() : std::string();
+      constexpr std::string_view kScheme = "http://";
+      std::string rest = text.starts_with(kScheme) ? text.substr(kScheme.size()) : "";
+      if (rest.ends_with('/')) rest.pop_back();
+      if (rest.empty() || !parse_listen(rest)) {
+        error(e, path + "[" + std::to_string(i) + "]",
+              "expected http://HOST:PORT, got '" + text + "'");
+        continue;
+      }
+      out.push_back(text);
+    }
+  }
+
+  void load_storage(const YAML::Node& node, StorageConfig& st) {
+    const std::string p = "storage";
+    st.line = node.Mark().line + 1;
+    if (!expect_map(node, p, {"engine", "endpoints", "prefix", "leader_ttl_s"})) return;
+    if (get_string(node, p, "engine", st.engine) && st.engine != "rocksdb" && st.engine != "etcd") {
+      error(node["engine"], "storage.engine", "expected rocksdb or etcd, got '" + st.engine + "'");
+      return;
+    }
+    if (st.engine != "etcd") {
+      for (const char* key : {"endpoints", "prefix", "leader_ttl_s"}) {
+        if (node[key]) error(node[key], join(p, key), "only used with engine etcd");
+      }
+      return;
+    }
+    load_endpoints(node["endpoints"], node, "storage.endpoints", st.endpoints);
+    if (get_string(node, p, "prefix", st.prefix) &&
+        (st.prefix.empty() || st.prefix.front() != '/' || st.prefix.back() != '/')) {
+      error(node["prefix"], "storage.prefix",
+            "must start and end with '/', got '" + st.prefix + "'");
+    }
+    // etcd grants at least its minimum TTL (about 2 s with default timing), never less.
+    get_uint(node, p, "leader_ttl_s", st.leader_ttl_s, 2, 600);
   }
 
   void load_etcd_worker(const YAML::Node& w, const std::string& wp, SnowflakeConfig& sf) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <charconv>
@@ -19,9 +20,11 @@
 #include "server/core/group_committer.h"
 #include "server/core/lease_log.h"
 #include "server/core/retry_scheduler.h"
+#include "server/core/serving_gate.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
 #include "server/core/ticket_service.h"
+#include "server/etcd/etcd_leader_election.h"
 #include "server/etcd/etcd_worker_lease.h"
 #include "server/http/http_session.h"
 #include "server/metrics/metrics.h"
@@ -29,6 +32,7 @@
 #include "server/mysql/query_executor.h"
 #include "server/net/listener.h"
 #include "server/net/session_registry.h"
+#include "storage/etcd/etcd_counter_store.h"
 #include "storage/rocksdb_counter_store.h"
 
 namespace ticketd {
@@ -177,28 +181,90 @@ asio::awaitable<void> drain_then_stop(asio::io_context& ioc,
   ioc.stop();
 }
 
+// storage.engine etcd: the store's client, the election's own client (a keepalive must never
+// queue behind a commit) and the fenced store.
+struct EtcdEngine {
+  std::unique_ptr<etcd::EtcdClient> store_client;
+  std::unique_ptr<etcd::EtcdClient> election_client;
+  std::unique_ptr<etcd::EtcdCounterStore> store;
+};
+
+DetailedResult<void> open_etcd_engine(const config::StorageConfig& st, EtcdEngine& out) {
+  const auto ttl_ms = static_cast<std::int64_t>(st.leader_ttl_s) * 1000;
+  auto make = [&](std::int64_t timeout_ms) {
+    etcd::EtcdClientOptions o;
+    o.endpoints = st.endpoints;
+    o.timeout = std::chrono::milliseconds(timeout_ms);
+    o.connect_timeout = std::min(o.timeout, std::chrono::milliseconds(300));
+    return etcd::EtcdClient::create(std::move(o));
+  };
+  // A keepalive must fit well inside one renewal interval (TTL/3).
+  auto election = make(std::clamp<std::int64_t>(ttl_ms / 6, 200, 2000));
+  if (!election) return election.error();
+  auto store = make(std::clamp<std::int64_t>(ttl_ms / 2, 500, 3000));
+  if (!store) return store.error();
+  out.election_client = std::move(*election);
+  out.store_client = std::move(*store);
+  out.store =
+      std::make_unique<etcd::EtcdCounterStore>(*out.store_client, etcd::EtcdLayout{st.prefix});
+  return {};
+}
+
 }  // namespace
 
 int Daemon::run() {
-  auto lock = DataDirLock::acquire(config_.data_dir);
-  if (!lock) {
-    log::error(lock.error().message);
-    return 1;
+  const bool ha = config_.storage.engine == "etcd";
+  // RocksDB: the data directory is locked and holds the data. etcd: data_dir is not used.
+  std::optional<DataDirLock> lock;
+  std::unique_ptr<CounterStore> rocksdb;
+  EtcdEngine etcd_engine;
+  CounterStore* store = nullptr;
+  if (ha) {
+    if (auto r = open_etcd_engine(config_.storage, etcd_engine); !r) {
+      log::error("storage: " + r.error().message);
+      return 1;
+    }
+    store = etcd_engine.store.get();
+  } else {
+    auto acquired = DataDirLock::acquire(config_.data_dir);
+    if (!acquired) {
+      log::error(acquired.error().message);
+      return 1;
+    }
+    lock.emplace(std::move(*acquired));
+    auto opened = RocksDbCounterStore::open(config_.data_dir);
+    if (!opened) {
+      log::error(opened.error().message);
+      return 1;
+    }
+    rocksdb = std::move(*opened);
+    store = rocksdb.get();
   }
-  auto store = RocksDbCounterStore::open(config_.data_dir);
-  if (!store) {
-    log::error(store.error().message);
-    return 1;
-  }
-  GroupCommitter committer(**store);
-  TicketService service(**store, committer);
-  if (auto r = service.load(); !r) {
-    log::error("loading sequences: " + r.error().message);
-    return 1;
-  }
+  GroupCommitter committer(*store);
+  TicketService service(*store, committer);
   SystemClock clock;
   RetryScheduler retries;
   EtcdWorker etcd_worker;
+  // Loads every sequence and makes the configured ones exist: at start with RocksDB, after
+  // winning the election with etcd (so a new leader continues above every stored ceiling).
+  auto load_engine = [&]() -> DetailedResult<void> {
+    if (auto r = service.load(); !r) {
+      return Error{r.error().code, "loading sequences: " + r.error().message};
+    }
+    for (const auto& s : config_.sequences) {
+      if (s.kind == "snowflake") continue;
+      if (auto r = service.ensure_configured(to_spec(s)); !r) {
+        return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
+      }
+    }
+    return {};
+  };
+  if (!ha) {
+    if (auto r = load_engine(); !r) {
+      log::error(r.error().message);
+      return 1;
+    }
+  }
   const bool any_snowflake = std::any_of(config_.sequences.begin(), config_.sequences.end(),
                                          [](const auto& s) { return s.kind == "snowflake"; });
   if (any_snowflake && config_.snowflake.worker_source == "etcd") {
@@ -208,20 +274,14 @@ int Daemon::run() {
     }
   }
   for (const auto& s : config_.sequences) {
-    if (s.kind == "snowflake") {
-      auto generator =
-          open_snowflake(s, config_.snowflake, **store, committer, clock, etcd_worker.lease);
-      if (!generator) {
-        log::error("config sequence '" + s.name + "': " + generator.error().message);
-        return 2;
-      }
-      service.add_snowflake(std::move(*generator), retries, clock);
-      continue;
+    if (s.kind != "snowflake") continue;
+    auto generator =
+        open_snowflake(s, config_.snowflake, *store, committer, clock, etcd_worker.lease);
+    if (!generator) {
+      log::error("config sequence '" + s.name + "': " + generator.error().message);
+      return 2;
     }
-    if (auto r = service.ensure_configured(to_spec(s)); !r) {
-      log::error("config sequence '" + s.name + "': " + r.error().message);
-      return 1;
-    }
+    service.add_snowflake(std::move(*generator), retries, clock);
   }
   const unsigned threads =
       config_.threads != 0 ? config_.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -234,12 +294,18 @@ int Daemon::run() {
   mysql::UserTable users;
   for (const auto& u : config_.mysql.users) users[u.name] = mysql::double_sha1(u.password);
   UuidV7Generator uuids(clock);
+  // With etcd every instance starts as a follower: the gate stays closed until it wins.
+  const std::int64_t ttl_ms = static_cast<std::int64_t>(config_.storage.leader_ttl_s) * 1000;
+  std::unique_ptr<ServingGate> gate =
+      ha ? std::make_unique<ServingGate>(clock, InstanceAddress{}, ttl_ms,
+                                         std::max<std::int64_t>(ttl_ms / 4, 500))
+         : std::make_unique<ServingGate>(clock);
   mysql::QueryExecutor executor(
       service, settings, clock,
       [&metrics](std::string_view sequence, std::uint64_t n) {
         metrics.ids_issued(sequence, "mysql", n);
       },
-      &uuids);
+      &uuids, ha ? gate.get() : nullptr);
   net::SessionRegistry mysql_sessions;
   std::atomic<std::uint32_t> next_connection_id{1};
   mysql::ConnectionHooks hooks{
@@ -268,7 +334,7 @@ int Daemon::run() {
   }
 
   // HTTP front end.
-  LeaseLog leases(**store, committer, clock);
+  LeaseLog leases(*store, committer, clock);
   net::SessionRegistry http_sessions;
   http::HttpOptions http_options;
   http_options.tokens = config_.http.tokens;
@@ -277,7 +343,7 @@ int Daemon::run() {
   http::HttpDeps http_deps{service,       leases,
                            metrics,       clock,
                            http_sessions, [&committer] { return committer.stats().last_commit_ok; },
-                           http_options};
+                           http_options,  ha ? gate.get() : nullptr};
   auto http_listener = net::Listener::bind(
       ioc, config_.http.listen.host, config_.http.listen.port, "http",
       [&http_deps](net::tcp::socket socket) {
@@ -292,10 +358,7 @@ int Daemon::run() {
   (*mysql_listener)->start();
   (*http_listener)->start();
 
-  asio::signal_set signals(ioc, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    log::info("signal " + std::to_string(sig) + ": shutting down");
+  auto shut_down = [&] {
     // Stop accepting, cancel idle reads; sessions finish the request in flight, then end.
     (*mysql_listener)->stop();
     (*http_listener)->stop();
@@ -303,7 +366,42 @@ int Daemon::run() {
     http_sessions.cancel_all();
     asio::co_spawn(ioc, drain_then_stop(ioc, {&mysql_sessions, &http_sessions}),
                    net::log_on_exit("shutdown"));
+  };
+  asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    log::info("signal " + std::to_string(sig) + ": shutting down");
+    shut_down();
   });
+
+  // The election (etcd): a follower serves only chatter and "not the leader" answers; after
+  // winning, the engine loads from etcd, the store is fenced on the new term, and the gate
+  // opens. A deposed leader's gate is closed for good; it shuts down and main() re-executes
+  // the binary, so it comes back as a clean follower with an empty engine.
+  std::unique_ptr<EtcdLeaderElection> election;
+  std::atomic<bool> deposed{false};
+  if (ha) {
+    gate->set_self(InstanceAddress{
+        config::ListenAddress{config_.mysql.listen.host, (*mysql_listener)->port()}.to_string(),
+        config::ListenAddress{config_.http.listen.host, (*http_listener)->port()}.to_string()});
+    LeaderElectionOptions o;
+    o.leader_key = etcd::EtcdLayout{config_.storage.prefix}.leader_key();
+    o.ttl_s = static_cast<std::int64_t>(config_.storage.leader_ttl_s);
+    o.self = gate->view().self;
+    o.poll_interval = std::chrono::milliseconds(std::clamp<std::int64_t>(ttl_ms / 10, 50, 500));
+    election = std::make_unique<EtcdLeaderElection>(
+        *etcd_engine.election_client, std::move(o), *gate, clock,
+        [&](std::int64_t revision) -> DetailedResult<void> {
+          etcd_engine.store->set_fence(revision);
+          return load_engine();
+        },
+        [&](const std::string& why) {
+          log::warn("leadership lost (" + why + "): refusing every request, restarting");
+          deposed = true;
+          asio::post(ioc, shut_down);
+        });
+    election->start();
+  }
   log::info("ticketd ready: data_dir " + config_.data_dir + ", " +
             std::to_string(service.list().size()) + " sequences");
 
@@ -316,6 +414,8 @@ int Daemon::run() {
   ioc.run();
   for (auto& t : pool) t.join();
 
+  // Resigns (revokes the lease) when still leading, so a standby takes over at once.
+  if (election) election->stop();
   // Lower each Snowflake high-water mark to the last tick used, so a restart barely waits.
   for (const auto& g : service.snowflakes()) {
     if (auto r = g->close(); !r) log::warn("snowflake '" + g->name() + "': " + r.error().message);
@@ -327,7 +427,7 @@ int Daemon::run() {
   // Everything accepted has been answered or failed; commit what is queued, then close.
   committer.stop();
   log::info("ticketd stopped");
-  return 0;
+  return deposed ? kExitRestartAsFollower : 0;
 }
 
 }  // namespace ticketd

@@ -24,6 +24,8 @@ class TicketCategory final : public boost::system::error_category {
         return "shutting down";
       case TicketErrc::kWrongKind:
         return "operation not supported by this sequence kind";
+      case TicketErrc::kNotLeader:
+        return "not the leader";
     }
     return "unknown ticket error";
   }

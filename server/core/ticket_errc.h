@@ -16,6 +16,7 @@ enum class TicketErrc {
   kRetryLater,           // try again after a short wait (Snowflake clock, busy)
   kShuttingDown,         // the engine is stopping
   kWrongKind,            // operation not supported by this sequence kind
+  kNotLeader,            // this instance is a standby (or was deposed): another one serves
 };
 
 const boost::system::error_category& ticket_category() noexcept;

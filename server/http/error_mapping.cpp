@@ -20,7 +20,7 @@ using boost::beast::http::status;
 //   only text that is not JSON at all is 400.
 // - Storage errors are 503 (the request may succeed once the disk is fixed) except corruption,
 //   which no retry fixes.
-const std::array<ErrorMapping, 26> kTable{{
+const std::array<ErrorMapping, 27> kTable{{
     {TicketErrc::kUnknownSequence, status::not_found, "not_found"},
     {TicketErrc::kAlreadyExists, status::conflict, "already_exists"},
     {TicketErrc::kExhausted, status::conflict, "exhausted"},
@@ -29,6 +29,8 @@ const std::array<ErrorMapping, 26> kTable{{
     {TicketErrc::kRetryLater, status::service_unavailable, "retry_later"},
     {TicketErrc::kShuttingDown, status::service_unavailable, "shutting_down"},
     {TicketErrc::kWrongKind, status::conflict, "wrong_kind"},
+    // A standby or deposed leader: the body names the leader, a retry there succeeds.
+    {TicketErrc::kNotLeader, status::service_unavailable, "not_leader"},
     // The clock stepped back further than the Snowflake policy tolerates: retry once it has
     // caught up (or fail over to another worker).
     {SnowflakeErrc::kClockMovedBackwards, status::service_unavailable, "clock_moved_backwards"},

@@ -39,6 +39,7 @@ enum class Route {
   kNext,
   kBlocks,
   kSnowflakeDecode,
+  kCluster,
   kUnmatched,
 };
 
@@ -72,6 +73,8 @@ std::string_view route_label(Route r, verb method) {
       return method == verb::post ? "blocks_lease" : "blocks_list";
     case Route::kSnowflakeDecode:
       return "snowflake_decode";
+    case Route::kCluster:
+      return "cluster";
     case Route::kUnmatched:
       return "unmatched";
   }
@@ -85,6 +88,7 @@ std::string_view allowed_methods(Route r) {
     case Route::kMetrics:
     case Route::kSequences:
     case Route::kSnowflakeDecode:
+    case Route::kCluster:
       return "GET";
     case Route::kSequence:
       return "GET, PUT, PATCH, DELETE";
@@ -105,6 +109,7 @@ bool method_allowed(Route r, verb m) {
     case Route::kMetrics:
     case Route::kSequences:
     case Route::kSnowflakeDecode:
+    case Route::kCluster:
       return m == verb::get;
     case Route::kSequence:
       return m == verb::get || m == verb::put || m == verb::patch || m == verb::delete_;
@@ -177,6 +182,8 @@ DetailedResult<Target> parse_target(std::string_view target) {
     t.route = Route::kReadyz;
   } else if (path == "/metrics") {
     t.route = Route::kMetrics;
+  } else if (path == "/v1/cluster") {
+    t.route = Route::kCluster;
   } else if (path == "/v1/sequences") {
     t.route = Route::kSequences;
   } else if (constexpr std::string_view kDecode = "/v1/snowflake/decode/";
@@ -257,6 +264,15 @@ class Reply {
     // The message is what the engine wrote; 500s carry it too, since ticketd's messages never
     // hold secrets and an operator needs them.
     res.body() = error_body(m.code, e.message.empty() ? e.code.message() : e.message);
+    if (e.code == TicketErrc::kNotLeader && deps_->gate != nullptr) {
+      // Clients (and proxies) reconnect to the leader named here.
+      const auto leader = deps_->gate->view().leader.http;
+      res.body() = json::serialize(json::object{
+          {"error",
+           json::object{{"code", m.code},
+                        {"message", e.message},
+                        {"leader", leader.empty() ? json::value() : json::value(leader)}}}});
+    }
     res.prepare_payload();
     send(std::move(res));
   }
@@ -504,6 +520,26 @@ void get_metrics(const Reply& reply) {
   reply.send(std::move(res));
 }
 
+json::value address_json(const InstanceAddress& a) {
+  if (a.mysql.empty() && a.http.empty()) return nullptr;
+  return json::object{{"mysql", a.mysql}, {"http", a.http}};
+}
+
+// GET /v1/cluster: who leads, who this is, and the leadership term (the leader key's revision).
+void get_cluster(const Reply& reply) {
+  const auto* gate = reply.deps().gate;
+  ClusterView view;
+  if (gate != nullptr) view = gate->view();
+  if (gate == nullptr) view.role = Role::kLeader;
+  const bool serving = gate == nullptr || gate->serving();
+  reply.json(status::ok, json::object{{"role", role_name(view.role)},
+                                      {"serving", serving},
+                                      {"leader", address_json(view.leader)},
+                                      {"self", address_json(view.self)},
+                                      {"term", view.revision},
+                                      {"revision", view.revision}});
+}
+
 }  // namespace
 
 void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done) {
@@ -542,10 +578,20 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
     if (auto r = reject_unknown_query(t, {}); under_v1 && !r) return reply.fail(r.error());
   }
 
+  const bool needs_leader = t.route == Route::kSequences || t.route == Route::kSequence ||
+                            t.route == Route::kNext || t.route == Route::kBlocks;
+  if (needs_leader && deps.gate != nullptr && !deps.gate->serving()) {
+    return reply.fail(deps.gate->not_serving_error(true));
+  }
+
   switch (t.route) {
     case Route::kHealthz:
       return reply.json(status::ok, json::object{{"status", "ok"}});
     case Route::kReadyz:
+      // Only the serving leader is ready: load balancers send traffic to it alone.
+      if (deps.gate != nullptr && !deps.gate->serving()) {
+        return reply.fail(deps.gate->not_serving_error(true));
+      }
       if (deps.storage_ready && !deps.storage_ready()) {
         return reply.fail(HttpErrc::kNotReady, "storage is not open or not writable");
       }
@@ -572,6 +618,8 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
       return get_blocks(reply, t);
     case Route::kSnowflakeDecode:
       return get_snowflake_decode(reply, t.name);
+    case Route::kCluster:
+      return get_cluster(reply);
     case Route::kUnmatched:
       break;
   }

@@ -12,6 +12,7 @@
 
 #include "server/core/clock.h"
 #include "server/core/lease_log.h"
+#include "server/core/serving_gate.h"
 #include "server/core/ticket_service.h"
 #include "server/metrics/metrics.h"
 #include "server/net/session_registry.h"
@@ -45,6 +46,9 @@ struct HttpDeps {
   net::SessionRegistry& sessions;
   std::function<bool()> storage_ready;
   HttpOptions options;
+  /// With an election (storage.engine etcd): sequence routes answer 503 not_leader and
+  /// /readyz 503 unless this instance serves. Null: always serving.
+  const ServingGate* gate = nullptr;
 };
 
 inline constexpr std::size_t kMaxIdsPerRequest = 10000;

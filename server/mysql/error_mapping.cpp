@@ -24,6 +24,9 @@ constexpr Row kTicketRows[] = {
     {TicketErrc::kRetryLater, kErLockWaitTimeout, "HY000"},
     {TicketErrc::kShuttingDown, kErServerShutdown, "08S01"},
     {TicketErrc::kWrongKind, kErNotSupportedYet, "42000"},
+    // A standby (or a deposed leader) refuses as a --read-only server does; the message names
+    // the leader's MySQL address so a client can reconnect there.
+    {TicketErrc::kNotLeader, kErOptionPreventsStatement, "HY000"},
 };
 
 struct SnowflakeRow {

@@ -198,5 +198,41 @@ TEST(Exposure, RefusesDefaultPasswordOrTokenlessHttpOffLoopback) {
   EXPECT_TRUE(check_exposure(c).empty());
 }
 
+TEST(ConfigLoader, EtcdStorageLoads) {
+  auto r = load(
+      "storage:\n  engine: etcd\n  endpoints: [http://127.0.0.1:2379, http://10.0.0.2:22379]\n"
+      "  prefix: /ticketd/prod/\n  leader_ttl_s: 3\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_EQ(r.config->storage.engine, "etcd");
+  EXPECT_EQ(r.config->storage.endpoints.size(), 2u);
+  EXPECT_EQ(r.config->storage.prefix, "/ticketd/prod/");
+  EXPECT_EQ(r.config->storage.leader_ttl_s, 3u);
+}
+
+TEST(ConfigLoader, RocksDbIsTheDefaultEngine) {
+  auto r = load("data_dir: /tmp/x\n");
+  ASSERT_TRUE(r.config);
+  EXPECT_EQ(r.config->storage.engine, "rocksdb");
+}
+
+TEST(ConfigLoader, EtcdStorageErrorsNameKeyAndLine) {
+  expect_error("storage:\n  engine: zookeeper\n", {"t.yaml:2: storage.engine", "rocksdb or etcd"});
+  expect_error("storage:\n  engine: etcd\n", {"storage.endpoints", "needs a list"});
+  expect_error("storage:\n  engine: etcd\n  endpoints: [127.0.0.1:2379]\n",
+               {"t.yaml:3: storage.endpoints[0]", "http://HOST:PORT"});
+  expect_error("storage:\n  engine: etcd\n  endpoints: [http://a:1]\n  prefix: ticketd\n",
+               {"t.yaml:4: storage.prefix", "start and end with '/'"});
+  expect_error("storage:\n  engine: etcd\n  endpoints: [http://a:1]\n  leader_ttl_s: 1\n",
+               {"t.yaml:4: storage.leader_ttl_s", "between 2 and 600"});
+  expect_error("storage:\n  engine: rocksdb\n  prefix: /x/\n",
+               {"storage.prefix", "only used with engine etcd"});
+  expect_error("storage:\n  engine: etcd\n  endpoints: [http://a:1]\n  ttl: 3\n",
+               {"storage.ttl", "unknown key"});
+  expect_error(
+      "storage:\n  engine: etcd\n  endpoints: [http://a:1]\nsequences:\n"
+      "  - { name: S, kind: snowflake }\n",
+      {"sequences.S.kind", "not supported with storage.engine etcd"});
+}
+
 }  // namespace
 }  // namespace ticketd::config

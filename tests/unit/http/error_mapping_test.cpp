@@ -28,6 +28,7 @@ const Case kCases[] = {
     {TicketErrc::kRetryLater, status::service_unavailable, "retry_later"},
     {TicketErrc::kShuttingDown, status::service_unavailable, "shutting_down"},
     {TicketErrc::kWrongKind, status::conflict, "wrong_kind"},
+    {TicketErrc::kNotLeader, status::service_unavailable, "not_leader"},
     {SnowflakeErrc::kClockMovedBackwards, status::service_unavailable, "clock_moved_backwards"},
     {SnowflakeErrc::kWorkerLeaseLost, status::service_unavailable, "worker_lease_lost"},
     {StorageErrc::kIo, status::service_unavailable, "storage_failed"},

@@ -24,6 +24,7 @@ TEST(MySqlErrorMapping, EveryEngineErrorHasARow) {
       {TicketErrc::kRetryLater, 1205, "HY000"},
       {TicketErrc::kShuttingDown, 1053, "08S01"},
       {TicketErrc::kWrongKind, 1235, "42000"},
+      {TicketErrc::kNotLeader, 1290, "HY000"},
       {StorageErrc::kNoSpace, 1105, "HY000"},
       {SnowflakeErrc::kClockMovedBackwards, 1105, "HY000"},
       {SnowflakeErrc::kWorkerLeaseLost, 1290, "HY000"},
