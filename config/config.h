@@ -67,10 +67,14 @@ struct SnowflakeConfig {
   int sequence_bits = 12;
   std::int64_t time_unit_ms = 1;
   std::string order = "time_worker_sequence";  // or time_sequence_worker (Sonyflake)
-  std::string worker_source = "static";        // static | env (etcd is not built yet)
+  std::string worker_source = "static";        // static | env | etcd
   std::uint64_t worker_id = 0;                 // static
   std::string worker_env;                      // env: the variable holding the worker id
-  std::string clock_policy = "wait";           // fail | wait | logical
+  std::vector<std::string> etcd_endpoints;     // etcd: http://HOST:PORT, tried in order
+  std::string etcd_prefix = "/ticketd/workers/";
+  std::uint64_t etcd_ttl_s = 10;
+  std::uint64_t etcd_margin_ms = 0;   // 0 in the file means the default: a quarter of the TTL
+  std::string clock_policy = "wait";  // fail | wait | logical
   std::uint64_t max_backward_ms = 5;
   int line = 0;
 };
@@ -86,14 +90,25 @@ struct WorkerPoolConfig {
   int line = 0;
 };
 
+/// The `storage:` section. `rocksdb` (the default) keeps data in data_dir; `etcd` keeps it in an
+/// etcd cluster shared by several ticketd instances, of which one (the elected leader) serves.
+struct StorageConfig {
+  std::string engine = "rocksdb";      // rocksdb | etcd
+  std::vector<std::string> endpoints;  // etcd: http://HOST:PORT, tried in order
+  std::string prefix = "/ticketd/";    // etcd: one group of ticketd instances per prefix
+  std::uint64_t leader_ttl_s = 5;      // etcd: the leader lease's TTL
+  int line = 0;
+};
+
 struct Config {
-  std::string data_dir = "./data";
-  unsigned threads = 0;  // 0: one per core
+  std::string data_dir = "./data";  // unused (and not locked) with storage.engine etcd
+  unsigned threads = 0;             // 0: one per core
   std::string log_level = "info";
   MySqlConfig mysql;
   HttpConfig http;
   Defaults defaults;
   SnowflakeConfig snowflake;
+  StorageConfig storage;
   std::vector<SequenceConfig> sequences;
   std::vector<WorkerPoolConfig> worker_pools;
 };

@@ -127,7 +127,7 @@ class Loader {
     if (root.IsNull()) return c;
     if (!expect_map(root, "",
                     {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "snowflake",
-                     "sequences", "worker_pools"})) {
+                     "storage", "sequences", "worker_pools"})) {
       return c;
     }
     get_string(root, "", "data_dir", c.data_dir);
@@ -143,8 +143,19 @@ class Loader {
     if (auto h = root["http"]) load_http(h, c.http);
     if (auto d = root["defaults"]) load_defaults(d, c.defaults);
     if (auto sf = root["snowflake"]) load_snowflake(sf, c.snowflake);
+    if (auto st = root["storage"]) load_storage(st, c.storage);
     if (auto s = root["sequences"]) load_sequences(s, c);
     if (auto w = root["worker_pools"]) load_worker_pools(w, c);
+    if (c.storage.engine == "etcd") {
+      for (const auto& s : c.sequences) {
+        // Snowflake sequences keep a per-worker high-water mark that the etcd engine does not
+        // fence yet; the HA engine serves ticket sequences only.
+        if (s.kind == "snowflake") {
+          errors_.push_back(source_ + ":" + std::to_string(s.line) + ": sequences." + s.name +
+                            ".kind: snowflake is not supported with storage.engine etcd");
+        }
+      }
+    }
     return c;
   }
 
@@ -258,7 +269,8 @@ class Loader {
     }
     if (auto w = node["worker_id"]) {
       const std::string wp = "snowflake.worker_id";
-      if (expect_map(w, wp, {"source", "id", "variable"})) {
+      if (expect_map(w, wp,
+                     {"source", "id", "variable", "endpoints", "prefix", "ttl_s", "margin_ms"})) {
         get_string(w, wp, "source", sf.worker_source);
         if (sf.worker_source == "static") {
           get_uint(w, wp, "id", sf.worker_id);
@@ -267,10 +279,10 @@ class Loader {
             error(w, wp + ".variable", "source env needs the name of the variable");
           }
         } else if (sf.worker_source == "etcd") {
-          error(w["source"], wp + ".source", "source 'etcd' is not built yet");
+          load_etcd_worker(w, wp, sf);
         } else {
           error(w["source"], wp + ".source",
-                "expected static or env, got '" + sf.worker_source + "'");
+                "expected static, env or etcd, got '" + sf.worker_source + "'");
         }
       }
     }
@@ -289,6 +301,88 @@ class Loader {
       error(node, p,
             "time_bits + worker_bits + sequence_bits must be 63 (the sign bit stays 0), got " +
                 std::to_string(sf.time_bits + sf.worker_bits + sf.sequence_bits));
+    }
+  }
+
+  // Validates http://HOST:PORT endpoint lists (snowflake.worker_id and storage share the rule).
+  void load_endpoints(const YAML::Node& endpoints, const YAML::Node& parent,
+                      const std::string& path, std::vector<std::string>& out) {
+    if (!endpoints || !endpoints.IsSequence() || endpoints.size() == 0) {
+      error(endpoints ? endpoints : parent, path,
+            "needs a list of endpoints like [http://127.0.0.1:2379]");
+      return;
+    }
+    for (std::size_t i = 0; i < endpoints.size(); ++i) {
+      const auto& e = endpoints[i];
+      const std::string text = e.IsScalar() ? e.Scalar() : std::string();
+      constexpr std::string_view kScheme = "http://";
+      std::string rest = text.starts_with(kScheme) ? text.substr(kScheme.size()) : "";
+      if (rest.ends_with('/')) rest.pop_back();
+      if (rest.empty() || !parse_listen(rest)) {
+        error(e, path + "[" + std::to_string(i) + "]",
+              "expected http://HOST:PORT, got '" + text + "'");
+        continue;
+      }
+      out.push_back(text);
+    }
+  }
+
+  void load_storage(const YAML::Node& node, StorageConfig& st) {
+    const std::string p = "storage";
+    st.line = node.Mark().line + 1;
+    if (!expect_map(node, p, {"engine", "endpoints", "prefix", "leader_ttl_s"})) return;
+    if (get_string(node, p, "engine", st.engine) && st.engine != "rocksdb" && st.engine != "etcd") {
+      error(node["engine"], "storage.engine", "expected rocksdb or etcd, got '" + st.engine + "'");
+      return;
+    }
+    if (st.engine != "etcd") {
+      for (const char* key : {"endpoints", "prefix", "leader_ttl_s"}) {
+        if (node[key]) error(node[key], join(p, key), "only used with engine etcd");
+      }
+      return;
+    }
+    load_endpoints(node["endpoints"], node, "storage.endpoints", st.endpoints);
+    if (get_string(node, p, "prefix", st.prefix) &&
+        (st.prefix.empty() || st.prefix.front() != '/' || st.prefix.back() != '/')) {
+      error(node["prefix"], "storage.prefix",
+            "must start and end with '/', got '" + st.prefix + "'");
+    }
+    // etcd grants at least its minimum TTL (about 2 s with default timing), never less.
+    get_uint(node, p, "leader_ttl_s", st.leader_ttl_s, 2, 600);
+  }
+
+  void load_etcd_worker(const YAML::Node& w, const std::string& wp, SnowflakeConfig& sf) {
+    auto endpoints = w["endpoints"];
+    if (!endpoints || !endpoints.IsSequence() || endpoints.size() == 0) {
+      error(endpoints ? endpoints : w, wp + ".endpoints",
+            "source etcd needs a list of endpoints like [http://127.0.0.1:2379]");
+    } else {
+      for (std::size_t i = 0; i < endpoints.size(); ++i) {
+        const auto& e = endpoints[i];
+        const std::string text = e.IsScalar() ? e.Scalar() : std::string();
+        constexpr std::string_view kScheme = "http://";
+        std::string rest = text.starts_with(kScheme) ? text.substr(kScheme.size()) : "";
+        if (rest.ends_with('/')) rest.pop_back();
+        if (rest.empty() || !parse_listen(rest)) {
+          error(e, wp + ".endpoints[" + std::to_string(i) + "]",
+                "expected http://HOST:PORT, got '" + text + "'");
+          continue;
+        }
+        sf.etcd_endpoints.push_back(text);
+      }
+    }
+    if (get_string(w, wp, "prefix", sf.etcd_prefix) &&
+        (sf.etcd_prefix.empty() || sf.etcd_prefix.back() != '/')) {
+      error(w["prefix"], wp + ".prefix",
+            "must be non-empty and end with '/', got '" + sf.etcd_prefix + "'");
+    }
+    // etcd grants at least its minimum TTL (2 s with default timing), never less.
+    get_uint(w, wp, "ttl_s", sf.etcd_ttl_s, 2, 3600);
+    if (get_uint(w, wp, "margin_ms", sf.etcd_margin_ms, 1, 3600000) &&
+        sf.etcd_margin_ms > sf.etcd_ttl_s * 1000 / 2) {
+      error(w["margin_ms"], wp + ".margin_ms",
+            "must be at most half the TTL (" + std::to_string(sf.etcd_ttl_s * 1000 / 2) +
+                " ms), or renewals every TTL/3 could not keep IDs flowing");
     }
   }
 

@@ -1,5 +1,9 @@
 // ticketd: a durable ticket server. Parses the command line, loads the config, runs the daemon.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -107,7 +111,16 @@ int main(int argc, char** argv) {
   if (cfg.log_level == "error") log::set_level(log::Level::kError);
 
   try {
-    return Daemon(std::move(cfg)).run();
+    const int rc = Daemon(std::move(cfg)).run();
+    if (rc == Daemon::kExitRestartAsFollower) {
+      // Same binary, same arguments: a clean follower (every cache and in-memory ceiling of the
+      // deposed leader is gone with the old image).
+      log::info("re-executing as a follower");
+      execv("/proc/self/exe", argv);
+      log::error(std::string("execv failed: ") + std::strerror(errno));
+      return 1;
+    }
+    return rc;
   } catch (const std::exception& e) {
     log::error(std::string("fatal: ") + e.what());
     return 1;

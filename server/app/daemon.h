@@ -11,6 +11,10 @@ namespace ticketd {
 class Daemon {
  public:
   explicit Daemon(config::Config config) : config_(std::move(config)) {}
+  /// run()'s exit code when this instance lost the leadership (storage.engine etcd): main()
+  /// re-executes the binary so it rejoins as a follower with a fresh engine.
+  static constexpr int kExitRestartAsFollower = 75;
+
   [[nodiscard]] int run();
 
  private:

@@ -18,6 +18,8 @@ class SnowflakeCategory final : public boost::system::error_category {
     switch (static_cast<SnowflakeErrc>(ev)) {
       case SnowflakeErrc::kClockMovedBackwards:
         return "the clock moved backwards further than the clock policy allows";
+      case SnowflakeErrc::kWorkerLeaseLost:
+        return "the worker ID lease is not held";
     }
     return "unknown snowflake error";
   }
@@ -34,6 +36,7 @@ constexpr const char* kSequenceFull = "sequence full";
 constexpr const char* kClockBehind = "clock behind";
 constexpr const char* kHwmPending = "hwm pending";
 constexpr const char* kRestarting = "restarting";
+constexpr const char* kLeaseMark = "lease mark";
 
 SnowflakeNext retry(std::int64_t at_unix_ms, const char* reason) {
   return SnowflakeNext{0, Error{TicketErrc::kRetryLater, reason}, at_unix_ms};
@@ -119,6 +122,16 @@ SnowflakeGenerator::SnowflakeGenerator(Private, SnowflakeOptions options, GroupC
 DetailedResult<std::shared_ptr<SnowflakeGenerator>> SnowflakeGenerator::open(
     SnowflakeOptions options, CounterStore& store, GroupCommitter& committer, const Clock& clock) {
   const std::int64_t now = clock.now_unix_ms();
+  WorkerLeaseState lease;
+  if (options.lease) {
+    lease = options.lease->state();
+    if (!lease.held) {
+      return Error{SnowflakeErrc::kWorkerLeaseLost,
+                   "snowflake '" + options.name + "': no worker ID lease is held"};
+    }
+    options.worker_id = lease.worker_id;
+    options.not_before_unix_ms = std::max(options.not_before_unix_ms, lease.not_before_unix_ms);
+  }
   std::vector<LayoutProblem> problems = options.layout.validate(now, options.worker_id);
   if (options.name.empty() || options.name.find('/') != std::string::npos) {
     problems.push_back({"name", "the name must be non-empty and contain no '/'"});
@@ -166,6 +179,9 @@ DetailedResult<std::shared_ptr<SnowflakeGenerator>> SnowflakeGenerator::open(
   const SnowflakeLayout& layout = g->options_.layout;
   const std::int64_t now_tick = layout.tick_of(now);
   std::optional<ClockEvent> event;
+  g->worker_id_ = g->options_.worker_id;
+  g->lease_generation_ = lease.generation;
+  g->lease_issue_until_ms_ = lease.issue_until_unix_ms;
   g->last_reading_ms_ = now;
   if (previous) {
     // The previous run may have used every tick up to its mark: resume strictly above it.
@@ -213,6 +229,7 @@ SnowflakeNext SnowflakeGenerator::next_locked(std::int64_t now, Effects& effects
   if (closed_) {
     return fail(TicketErrc::kShuttingDown, "snowflake '" + options_.name + "' is closed");
   }
+  if (auto refused = check_lease_locked(now)) return std::move(*refused);
   const std::int64_t previous_reading = last_reading_ms_;
   last_reading_ms_ = now;
   const std::int64_t now_tick = options_.layout.tick_of(now);
@@ -228,6 +245,54 @@ SnowflakeNext SnowflakeGenerator::next_locked(std::int64_t now, Effects& effects
     return issue_locked(last_tick_, last_sequence_ + 1, now, effects);
   ++stats_.sequence_exhausted;
   return retry(options_.layout.unix_ms_of(last_tick_ + 1), kSequenceFull);
+}
+
+std::optional<SnowflakeNext> SnowflakeGenerator::check_lease_locked(std::int64_t now) {
+  if (!options_.lease) return std::nullopt;
+  const WorkerLeaseState st = options_.lease->state();
+  if (!st.held || now >= st.valid_until_unix_ms || now < st.renewed_at_unix_ms) {
+    ++stats_.lease_refusals;
+    std::string why = !st.held ? "no worker ID lease is held"
+                      : now < st.renewed_at_unix_ms
+                          ? "the clock reads before the lease's last renewal (" +
+                                format_utc_ms(st.renewed_at_unix_ms) + ")"
+                          : "the lease of worker ID " + std::to_string(st.worker_id) +
+                                " was last renewed at " + format_utc_ms(st.renewed_at_unix_ms) +
+                                " and may expire";
+    return fail(SnowflakeErrc::kWorkerLeaseLost,
+                "snowflake '" + options_.name + "': " + why + "; no IDs until it is held again");
+  }
+  if (st.worker_id > options_.layout.max_worker()) {
+    ++stats_.lease_refusals;
+    return fail(SnowflakeErrc::kWorkerLeaseLost,
+                "snowflake '" + options_.name + "': leased worker ID " +
+                    std::to_string(st.worker_id) + " does not fit the layout");
+  }
+  if (st.generation != lease_generation_) {
+    // A re-claim: the previous holder of this worker ID may have used every tick up to its
+    // mark, so resume strictly after it (and after this generator's own newest ID), exactly as
+    // after a restart.
+    ++stats_.lease_rebinds;
+    worker_id_ = st.worker_id;
+    lease_generation_ = st.generation;
+    const std::int64_t mark_tick = options_.layout.tick_of(st.not_before_unix_ms);
+    if (st.not_before_unix_ms > 0 && mark_tick >= last_tick_) {
+      last_tick_ = mark_tick;
+      last_sequence_ = max_sequence_;
+      restored_ = true;
+      restored_reading_ms_ = now;
+    } else {
+      // This generator's newest tick is already past the previous holder's mark, so the
+      // worker ID's space there is unused; still start on a fresh tick, so that no tick ever
+      // mixes two generations.
+      last_sequence_ = max_sequence_;
+    }
+    log::info("snowflake '" + options_.name + "': worker ID " + std::to_string(worker_id_) +
+              " (generation " + std::to_string(st.generation) + "), IDs resume after " +
+              format_utc_ms(options_.layout.unix_ms_of(std::max<std::int64_t>(last_tick_, 0))));
+  }
+  lease_issue_until_ms_ = st.issue_until_unix_ms;
+  return std::nullopt;
 }
 
 SnowflakeNext SnowflakeGenerator::behind_locked(std::int64_t now, std::int64_t previous_reading,
@@ -290,6 +355,12 @@ SnowflakeNext SnowflakeGenerator::issue_locked(std::int64_t tick, std::uint64_t 
                                             "': the layout's time range ended at " +
                                             format_utc_ms(layout.end_unix_ms()));
   }
+  if (options_.lease && tick > layout.tick_of(lease_issue_until_ms_)) {
+    // Past the mark the next holder of this worker ID would wait for: only kLogical, running
+    // ahead of the clock, gets here; the lease keeper raises the mark on its next renewal.
+    ++stats_.lease_waits;
+    return retry(now + options_.hwm_retry_ms, kLeaseMark);
+  }
   if (tick > durable_hwm_tick_) {
     if (in_backoff_locked(now)) {
       ++stats_.hwm_refusals;
@@ -307,8 +378,8 @@ SnowflakeNext SnowflakeGenerator::issue_locked(std::int64_t tick, std::uint64_t 
   ++stats_.issued;
   if (tick > layout.tick_of(now)) ++stats_.logical_ids;
   maybe_plan_hwm_locked(now, effects);
-  return SnowflakeNext{
-      layout.compose(static_cast<std::uint64_t>(tick), options_.worker_id, sequence), Error{}, 0};
+  return SnowflakeNext{layout.compose(static_cast<std::uint64_t>(tick), worker_id_, sequence),
+                       Error{}, 0};
 }
 
 ClockEvent SnowflakeGenerator::event_locked(std::int64_t now, std::int64_t previous_reading,
@@ -418,6 +489,11 @@ DetailedResult<void> SnowflakeGenerator::close() {
                                      r.error().message};
   }
   return {};
+}
+
+std::uint64_t SnowflakeGenerator::worker_id() const {
+  std::lock_guard lock(mutex_);
+  return worker_id_;
 }
 
 SnowflakeStats SnowflakeGenerator::stats() const {

@@ -15,6 +15,7 @@
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
 #include "server/core/snowflake_layout.h"
+#include "server/core/worker_lease.h"
 #include "storage/counter_store.h"
 
 namespace ticketd {
@@ -22,6 +23,7 @@ namespace ticketd {
 /// Errors only the Snowflake generator produces (everything else is a TicketErrc).
 enum class SnowflakeErrc {
   kClockMovedBackwards = 1,  // the clock is further behind the last ID than the policy allows
+  kWorkerLeaseLost,          // the worker ID's lease is not (or may no longer be) held
 };
 
 const boost::system::error_category& snowflake_category() noexcept;
@@ -69,6 +71,11 @@ struct SnowflakeOptions {
   /// IDs start after this instant even if the store has no mark (the previous holder's
   /// high-water mark when the worker ID was leased from etcd or a worker pool); 0 if none.
   std::int64_t not_before_unix_ms = 0;
+  /// When set, the worker ID is leased: `worker_id` and `not_before_unix_ms` are taken from it
+  /// at open(), every call checks that the lease is valid on the generator's clock, and a new
+  /// generation (a re-claim) rebinds the generator to its worker ID and mark. Must outlive
+  /// nothing in particular: the generator shares ownership.
+  std::shared_ptr<const WorkerLease> lease;
   /// Called, outside the generator's lock, for every ClockEvent, after its log line (metrics).
   std::function<void(const ClockEvent&)> on_clock_event;
 };
@@ -99,6 +106,9 @@ struct SnowflakeStats {
   std::uint64_t hwm_writes = 0;    // durable HWM writes completed
   std::uint64_t hwm_write_failures = 0;
   std::uint64_t restart_waits = 0;    // calls told to retry: clock not yet past the restored HWM
+  std::uint64_t lease_refusals = 0;   // calls refused: the worker-ID lease was not valid
+  std::uint64_t lease_waits = 0;      // calls told to retry: the tick was past the lease's mark
+  std::uint64_t lease_rebinds = 0;    // worker ID re-claimed (same or another ID)
   std::int64_t hwm_unix_ms = 0;       // gauge: the durable high-water mark
   std::int64_t last_id_unix_ms = 0;   // gauge: time field of the newest ID (0 before one)
   std::int64_t logical_ahead_ms = 0;  // gauge: how far that time is ahead of the clock
@@ -148,7 +158,9 @@ class SnowflakeGenerator : public std::enable_shared_from_this<SnowflakeGenerato
   /// SnowflakeErrc::kClockMovedBackwards (kFail: any regression behind the last tick; kWait:
   /// more than max_backward_ms; after a restart, the clock behind the previous run's last
   /// reading by more than that); kStorageFailed (the HWM write failed, within the backoff);
-  /// kExhausted (the layout's time range is used up); kShuttingDown (after close()).
+  /// kExhausted (the layout's time range is used up); kShuttingDown (after close());
+  /// SnowflakeErrc::kWorkerLeaseLost (leased worker ID: the lease is not held, its window
+  /// ended on this clock, or the clock reads before the last renewal).
   [[nodiscard]] SnowflakeNext try_next();
 
   /// Raises the durable HWM in the background when it is less than half the margin ahead of
@@ -164,7 +176,8 @@ class SnowflakeGenerator : public std::enable_shared_from_this<SnowflakeGenerato
   [[nodiscard]] SnowflakeStats stats() const;
   [[nodiscard]] const std::string& name() const { return options_.name; }
   [[nodiscard]] const SnowflakeLayout& layout() const { return options_.layout; }
-  [[nodiscard]] std::uint64_t worker_id() const { return options_.worker_id; }
+  /// The worker ID of the newest IDs (a leased one may change after a re-claim).
+  [[nodiscard]] std::uint64_t worker_id() const;
   [[nodiscard]] ClockPolicy policy() const { return options_.policy; }
 
   SnowflakeGenerator(const SnowflakeGenerator&) = delete;
@@ -193,6 +206,9 @@ class SnowflakeGenerator : public std::enable_shared_from_this<SnowflakeGenerato
 
   // Members ending in _locked require mutex_.
   [[nodiscard]] SnowflakeNext next_locked(std::int64_t now, Effects& effects);
+  /// Checks the lease (when there is one) and rebinds on a new generation; an error when no
+  /// ID may be issued now.
+  [[nodiscard]] std::optional<SnowflakeNext> check_lease_locked(std::int64_t now);
   [[nodiscard]] SnowflakeNext behind_locked(std::int64_t now, std::int64_t previous_reading,
                                             Effects& effects);
   [[nodiscard]] SnowflakeNext issue_locked(std::int64_t tick, std::uint64_t sequence,
@@ -219,6 +235,9 @@ class SnowflakeGenerator : public std::enable_shared_from_this<SnowflakeGenerato
   const std::int64_t max_tick_;
 
   mutable std::mutex mutex_;
+  std::uint64_t worker_id_ = 0;            // options_.worker_id, or the lease's
+  std::uint64_t lease_generation_ = 0;     // the lease generation worker_id_ belongs to
+  std::int64_t lease_issue_until_ms_ = 0;  // the lease's mark as of the last check
   std::int64_t last_tick_ = -1;  // tick of the newest ID (or the restored HWM); -1: none yet
   std::uint64_t last_sequence_ = 0;
   bool restored_ = false;  // last_tick_ is the previous run's HWM and no ID was issued since

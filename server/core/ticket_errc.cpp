@@ -30,6 +30,8 @@ class TicketCategory final : public boost::system::error_category {
         return "reservation no longer held";
       case TicketErrc::kQueueTimeout:
         return "timed out waiting for the sequence's strict-order turn";
+      case TicketErrc::kNotLeader:
+        return "not the leader";
     }
     return "unknown ticket error";
   }

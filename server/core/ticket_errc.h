@@ -19,6 +19,7 @@ enum class TicketErrc {
   kReservationNotFound,  // no reservation with that id (gapless)
   kReservationEnded,     // the reservation expired, was released or is being committed
   kQueueTimeout,         // a strict-order gapless caller waited too long for its turn
+  kNotLeader,            // this instance is a standby (or was deposed): another one serves
 };
 
 const boost::system::error_category& ticket_category() noexcept;

@@ -47,18 +47,17 @@ std::optional<std::pair<std::uint32_t, std::uint64_t>> parse_lease_id(std::strin
   return std::pair{*worker, *generation};
 }
 
-WorkerLease lease_view(const std::string& pool, std::uint32_t worker_id,
-                       const WorkerSlotRecord& r) {
-  return WorkerLease{pool,
-                     lease_id_of(worker_id, r.generation),
-                     worker_id,
-                     r.holder,
-                     r.granted_at_ms,
-                     r.ttl_ms,
-                     r.expires_at_ms,
-                     r.not_before_ms,
-                     r.high_water_ms,
-                     r.released};
+PoolLease lease_view(const std::string& pool, std::uint32_t worker_id, const WorkerSlotRecord& r) {
+  return PoolLease{pool,
+                   lease_id_of(worker_id, r.generation),
+                   worker_id,
+                   r.holder,
+                   r.granted_at_ms,
+                   r.ttl_ms,
+                   r.expires_at_ms,
+                   r.not_before_ms,
+                   r.high_water_ms,
+                   r.released};
 }
 
 Error unknown_pool(std::string_view name) {
@@ -200,7 +199,7 @@ WorkerPoolService::Pool* WorkerPoolService::find(std::string_view name) const {
 }
 
 void WorkerPoolService::acquire(std::string_view pool_name, std::string holder,
-                                std::optional<std::int64_t> ttl_ms, WorkerLeaseCallback done) {
+                                std::optional<std::int64_t> ttl_ms, PoolLeaseCallback done) {
   Pool* pool = find(pool_name);
   if (pool == nullptr) return done(unknown_pool(pool_name));
   const auto& spec = pool->spec;
@@ -250,19 +249,18 @@ void WorkerPoolService::acquire(std::string_view pool_name, std::string holder,
 
 void WorkerPoolService::keepalive(std::string_view pool, std::string_view lease_id,
                                   std::optional<std::int64_t> high_water_ms,
-                                  WorkerLeaseCallback done) {
+                                  PoolLeaseCallback done) {
   change_lease(pool, lease_id, high_water_ms, Op::kKeepalive, std::move(done));
 }
 
 void WorkerPoolService::release(std::string_view pool, std::string_view lease_id,
-                                std::optional<std::int64_t> high_water_ms,
-                                WorkerLeaseCallback done) {
+                                std::optional<std::int64_t> high_water_ms, PoolLeaseCallback done) {
   change_lease(pool, lease_id, high_water_ms, Op::kRelease, std::move(done));
 }
 
 void WorkerPoolService::change_lease(std::string_view pool_name, std::string_view lease_id,
                                      std::optional<std::int64_t> high_water_ms, Op op,
-                                     WorkerLeaseCallback done) {
+                                     PoolLeaseCallback done) {
   Pool* pool = find(pool_name);
   if (pool == nullptr) return done(unknown_pool(pool_name));
   const std::string where =
@@ -310,7 +308,7 @@ void WorkerPoolService::change_lease(std::string_view pool_name, std::string_vie
   persist(*pool, std::move(change), std::move(done));
 }
 
-void WorkerPoolService::persist(Pool& pool, Change change, WorkerLeaseCallback done) {
+void WorkerPoolService::persist(Pool& pool, Change change, PoolLeaseCallback done) {
   std::vector<Mutation> mutations;
   mutations.push_back(Mutation{worker_slot_key(pool.spec.name, change.worker_id),
                                encode_worker_slot(change.after)});
@@ -358,35 +356,34 @@ std::vector<std::string> WorkerPoolService::pool_names() const {
 namespace {
 
 template <class Op>
-DetailedResult<WorkerLease> wait_for(Op op) {
-  std::promise<DetailedResult<WorkerLease>> p;
+DetailedResult<PoolLease> wait_for(Op op) {
+  std::promise<DetailedResult<PoolLease>> p;
   auto f = p.get_future();
-  op([&p](DetailedResult<WorkerLease> r) { p.set_value(std::move(r)); });
+  op([&p](DetailedResult<PoolLease> r) { p.set_value(std::move(r)); });
   return f.get();
 }
 
 }  // namespace
 
-DetailedResult<WorkerLease> acquire_and_wait(WorkerPoolService& service, std::string_view pool,
-                                             std::string holder,
-                                             std::optional<std::int64_t> ttl_ms) {
-  return wait_for([&](WorkerLeaseCallback done) {
+DetailedResult<PoolLease> acquire_and_wait(WorkerPoolService& service, std::string_view pool,
+                                           std::string holder, std::optional<std::int64_t> ttl_ms) {
+  return wait_for([&](PoolLeaseCallback done) {
     service.acquire(pool, std::move(holder), ttl_ms, std::move(done));
   });
 }
 
-DetailedResult<WorkerLease> keepalive_and_wait(WorkerPoolService& service, std::string_view pool,
-                                               std::string_view lease_id,
-                                               std::optional<std::int64_t> high_water_ms) {
-  return wait_for([&](WorkerLeaseCallback done) {
+DetailedResult<PoolLease> keepalive_and_wait(WorkerPoolService& service, std::string_view pool,
+                                             std::string_view lease_id,
+                                             std::optional<std::int64_t> high_water_ms) {
+  return wait_for([&](PoolLeaseCallback done) {
     service.keepalive(pool, lease_id, high_water_ms, std::move(done));
   });
 }
 
-DetailedResult<WorkerLease> release_and_wait(WorkerPoolService& service, std::string_view pool,
-                                             std::string_view lease_id,
-                                             std::optional<std::int64_t> high_water_ms) {
-  return wait_for([&](WorkerLeaseCallback done) {
+DetailedResult<PoolLease> release_and_wait(WorkerPoolService& service, std::string_view pool,
+                                           std::string_view lease_id,
+                                           std::optional<std::int64_t> high_water_ms) {
+  return wait_for([&](PoolLeaseCallback done) {
     service.release(pool, lease_id, high_water_ms, std::move(done));
   });
 }

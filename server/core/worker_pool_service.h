@@ -72,7 +72,7 @@ inline constexpr std::string_view kWorkerPrefix = "worker/";
 
 /// A lease as clients see it. `lease_id` is "<worker_id>-<generation>": unique within the pool
 /// forever, because generations are durable and only grow.
-struct WorkerLease {
+struct PoolLease {
   std::string pool;
   std::string lease_id;
   std::uint32_t worker_id = 0;
@@ -83,15 +83,15 @@ struct WorkerLease {
   std::int64_t not_before_ms = 0;
   std::int64_t high_water_ms = 0;
   bool released = false;
-  friend bool operator==(const WorkerLease&, const WorkerLease&) = default;
+  friend bool operator==(const PoolLease&, const PoolLease&) = default;
 };
 
-using WorkerLeaseCallback = std::function<void(DetailedResult<WorkerLease>)>;
+using PoolLeaseCallback = std::function<void(DetailedResult<PoolLease>)>;
 
 /// A pool's configuration and its live leases, lowest worker ID first.
 struct WorkerPoolStatus {
   WorkerPoolSpec spec;
-  std::vector<WorkerLease> live;
+  std::vector<PoolLease> live;
 };
 
 /// Hands out worker IDs of configured pools as leases with a TTL: the lowest ID that no live
@@ -122,14 +122,14 @@ class WorkerPoolService {
   /// Leases the lowest free worker ID of `pool` to `holder` for `ttl_ms` (the pool's default
   /// when nullopt). kPoolFull when every ID is live.
   void acquire(std::string_view pool, std::string holder, std::optional<std::int64_t> ttl_ms,
-               WorkerLeaseCallback done);
+               PoolLeaseCallback done);
   /// Extends a live lease to now + its TTL and records `high_water_ms` (kept if higher).
   void keepalive(std::string_view pool, std::string_view lease_id,
-                 std::optional<std::int64_t> high_water_ms, WorkerLeaseCallback done);
+                 std::optional<std::int64_t> high_water_ms, PoolLeaseCallback done);
   /// Ends a live lease now: the ID may be granted again at once, and its next holder is told to
   /// wait past this holder's high-water mark and the release time.
   void release(std::string_view pool, std::string_view lease_id,
-               std::optional<std::int64_t> high_water_ms, WorkerLeaseCallback done);
+               std::optional<std::int64_t> high_water_ms, PoolLeaseCallback done);
 
   [[nodiscard]] std::optional<WorkerPoolSpec> spec(std::string_view pool) const;
   [[nodiscard]] std::optional<WorkerPoolStatus> status(std::string_view pool) const;
@@ -142,9 +142,9 @@ class WorkerPoolService {
 
   [[nodiscard]] Pool* find(std::string_view name) const;
   void change_lease(std::string_view pool, std::string_view lease_id,
-                    std::optional<std::int64_t> high_water_ms, Op op, WorkerLeaseCallback done);
+                    std::optional<std::int64_t> high_water_ms, Op op, PoolLeaseCallback done);
   // Called with the pool's order lock held and its state lock released.
-  void persist(Pool& pool, Change change, WorkerLeaseCallback done);
+  void persist(Pool& pool, Change change, PoolLeaseCallback done);
 
   // Lets find() look names up by string_view.
   struct NameHash {
@@ -160,14 +160,13 @@ class WorkerPoolService {
 };
 
 /// Blocking helpers for tests and tools. Never call them on an I/O thread.
-[[nodiscard]] DetailedResult<WorkerLease> acquire_and_wait(WorkerPoolService& service,
-                                                           std::string_view pool,
-                                                           std::string holder,
-                                                           std::optional<std::int64_t> ttl_ms);
-[[nodiscard]] DetailedResult<WorkerLease> keepalive_and_wait(
+[[nodiscard]] DetailedResult<PoolLease> acquire_and_wait(WorkerPoolService& service,
+                                                         std::string_view pool, std::string holder,
+                                                         std::optional<std::int64_t> ttl_ms);
+[[nodiscard]] DetailedResult<PoolLease> keepalive_and_wait(
     WorkerPoolService& service, std::string_view pool, std::string_view lease_id,
     std::optional<std::int64_t> high_water_ms = std::nullopt);
-[[nodiscard]] DetailedResult<WorkerLease> release_and_wait(
+[[nodiscard]] DetailedResult<PoolLease> release_and_wait(
     WorkerPoolService& service, std::string_view pool, std::string_view lease_id,
     std::optional<std::int64_t> high_water_ms = std::nullopt);
 

@@ -24,7 +24,7 @@ using boost::beast::http::status;
 // - Worker leases: an ended lease (expired or released) is 409, distinct from an unknown one
 //   (404), so a holder knows it must acquire again; a full pool is 503 with Retry-After, since
 //   it frees itself as leases expire.
-const std::array<ErrorMapping, 33> kTable{{
+const std::array<ErrorMapping, 35> kTable{{
     {TicketErrc::kUnknownSequence, status::not_found, "not_found"},
     {TicketErrc::kAlreadyExists, status::conflict, "already_exists"},
     {TicketErrc::kExhausted, status::conflict, "exhausted"},
@@ -36,14 +36,19 @@ const std::array<ErrorMapping, 33> kTable{{
     {TicketErrc::kReservationNotFound, status::not_found, "reservation_not_found"},
     {TicketErrc::kReservationEnded, status::conflict, "reservation_ended"},
     {TicketErrc::kQueueTimeout, status::service_unavailable, "queue_timeout"},
-    // The clock stepped back further than the Snowflake policy tolerates: retry once it has
-    // caught up (or fail over to another worker).
+    // A standby or deposed leader: the body names the leader, a retry there succeeds.
+    {TicketErrc::kNotLeader, status::service_unavailable, "not_leader"},
     {WorkerErrc::kUnknownPool, status::not_found, "not_found"},
     {WorkerErrc::kUnknownLease, status::not_found, "not_found"},
     {WorkerErrc::kLeaseExpired, status::conflict, "lease_expired"},
     {WorkerErrc::kLeaseReleased, status::conflict, "lease_released"},
     {WorkerErrc::kPoolFull, status::service_unavailable, "pool_full"},
+    // The clock stepped back further than the Snowflake policy tolerates: retry once it has
+    // caught up (or fail over to another worker).
     {SnowflakeErrc::kClockMovedBackwards, status::service_unavailable, "clock_moved_backwards"},
+    // The worker ID's lease is not held (etcd unreachable, lease expired): this instance
+    // cannot issue until it re-claims one; another instance can.
+    {SnowflakeErrc::kWorkerLeaseLost, status::service_unavailable, "worker_lease_lost"},
     {StorageErrc::kIo, status::service_unavailable, "storage_failed"},
     {StorageErrc::kNoSpace, status::service_unavailable, "storage_failed"},
     {StorageErrc::kCorruption, status::internal_server_error, "storage_corrupt"},

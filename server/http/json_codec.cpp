@@ -131,7 +131,7 @@ json::object lease_json(const Lease& lease) {
   };
 }
 
-json::object worker_lease_json(const WorkerLease& lease) {
+json::object worker_lease_json(const PoolLease& lease) {
   return json::object{
       {"lease_id", lease.lease_id},
       {"pool", lease.pool},

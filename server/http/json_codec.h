@@ -54,7 +54,7 @@ inline constexpr std::uint64_t kMaxJsonSafeInteger = (std::uint64_t{1} << 53) - 
 [[nodiscard]] boost::json::object lease_json(const Lease& lease);
 /// {"lease_id", "pool", "worker_id", "holder", "ttl_s", "granted_at", "expires_at",
 ///  "expires_at_ms", "not_before_ms", "high_water_ms"}. Times in ms are JSON numbers (< 2^53).
-[[nodiscard]] boost::json::object worker_lease_json(const WorkerLease& lease);
+[[nodiscard]] boost::json::object worker_lease_json(const PoolLease& lease);
 /// {"pool", "size", "min_ttl_s", "max_ttl_s", "default_ttl_s", "leased", "leases": [...]}.
 [[nodiscard]] boost::json::object worker_pool_json(const WorkerPoolStatus& status);
 /// {"error":{"code":…, "message":…}}.

@@ -49,6 +49,7 @@ enum class Route {
   kWorkerLeases,       // POST /v1/workers/{pool}/leases
   kWorkerLease,        // DELETE /v1/workers/{pool}/leases/{id}
   kWorkerKeepalive,    // POST /v1/workers/{pool}/leases/{id}/keepalive
+  kCluster,
   kUnmatched,
 };
 
@@ -100,6 +101,8 @@ std::string_view route_label(Route r, verb method) {
       return "worker_lease_release";
     case Route::kWorkerKeepalive:
       return "worker_lease_keepalive";
+    case Route::kCluster:
+      return "cluster";
     case Route::kUnmatched:
       return "unmatched";
   }
@@ -115,6 +118,7 @@ std::string_view allowed_methods(Route r) {
     case Route::kSnowflakeDecode:
     case Route::kAudit:
     case Route::kWorkerPool:
+    case Route::kCluster:
       return "GET";
     case Route::kWorkerLeases:
     case Route::kWorkerKeepalive:
@@ -147,6 +151,7 @@ bool method_allowed(Route r, verb m) {
     case Route::kSnowflakeDecode:
     case Route::kAudit:
     case Route::kWorkerPool:
+    case Route::kCluster:
       return m == verb::get;
     case Route::kWorkerLeases:
     case Route::kWorkerKeepalive:
@@ -257,6 +262,8 @@ DetailedResult<Target> parse_target(std::string_view target) {
     t.route = Route::kReadyz;
   } else if (path == "/metrics") {
     t.route = Route::kMetrics;
+  } else if (path == "/v1/cluster") {
+    t.route = Route::kCluster;
   } else if (path == "/v1/sequences") {
     t.route = Route::kSequences;
   } else if (constexpr std::string_view kDecode = "/v1/snowflake/decode/";
@@ -364,6 +371,15 @@ class Reply {
     // The message is what the engine wrote; 500s carry it too, since ticketd's messages never
     // hold secrets and an operator needs them.
     res.body() = error_body(m.code, e.message.empty() ? e.code.message() : e.message);
+    if (e.code == TicketErrc::kNotLeader && deps_->gate != nullptr) {
+      // Clients (and proxies) reconnect to the leader named here.
+      const auto leader = deps_->gate->view().leader.http;
+      res.body() = json::serialize(json::object{
+          {"error",
+           json::object{{"code", m.code},
+                        {"message", e.message},
+                        {"leader", leader.empty() ? json::value() : json::value(leader)}}}});
+    }
     res.prepare_payload();
     send(std::move(res));
   }
@@ -754,7 +770,7 @@ void post_worker_lease(const Reply& reply, const Request& req, const std::string
   if (!ttl_s) return reply.fail(ttl_s.error());
   std::optional<std::int64_t> ttl_ms;
   if (*ttl_s) ttl_ms = static_cast<std::int64_t>(**ttl_s) * 1000;
-  workers->acquire(pool, std::move(**holder), ttl_ms, [reply](DetailedResult<WorkerLease> lease) {
+  workers->acquire(pool, std::move(**holder), ttl_ms, [reply](DetailedResult<PoolLease> lease) {
     if (!lease) return reply.fail(lease.error());
     reply.json(status::created, worker_lease_json(*lease));
   });
@@ -765,7 +781,7 @@ void post_worker_keepalive(const Reply& reply, const Request& req, const Target&
   if (workers == nullptr) return reply.fail(unknown_pool(t.name));
   auto hwm = read_high_water(req);
   if (!hwm) return reply.fail(hwm.error());
-  workers->keepalive(t.name, t.lease_id, *hwm, [reply](DetailedResult<WorkerLease> lease) {
+  workers->keepalive(t.name, t.lease_id, *hwm, [reply](DetailedResult<PoolLease> lease) {
     if (!lease) return reply.fail(lease.error());
     reply.json(status::ok, worker_lease_json(*lease));
   });
@@ -776,7 +792,7 @@ void delete_worker_lease(const Reply& reply, const Request& req, const Target& t
   if (workers == nullptr) return reply.fail(unknown_pool(t.name));
   auto hwm = read_high_water(req);
   if (!hwm) return reply.fail(hwm.error());
-  workers->release(t.name, t.lease_id, *hwm, [reply](DetailedResult<WorkerLease> lease) {
+  workers->release(t.name, t.lease_id, *hwm, [reply](DetailedResult<PoolLease> lease) {
     if (!lease) return reply.fail(lease.error());
     reply.no_content();
   });
@@ -829,6 +845,26 @@ void get_metrics(const Reply& reply) {
   reply.send(std::move(res));
 }
 
+json::value address_json(const InstanceAddress& a) {
+  if (a.mysql.empty() && a.http.empty()) return nullptr;
+  return json::object{{"mysql", a.mysql}, {"http", a.http}};
+}
+
+// GET /v1/cluster: who leads, who this is, and the leadership term (the leader key's revision).
+void get_cluster(const Reply& reply) {
+  const auto* gate = reply.deps().gate;
+  ClusterView view;
+  if (gate != nullptr) view = gate->view();
+  if (gate == nullptr) view.role = Role::kLeader;
+  const bool serving = gate == nullptr || gate->serving();
+  reply.json(status::ok, json::object{{"role", role_name(view.role)},
+                                      {"serving", serving},
+                                      {"leader", address_json(view.leader)},
+                                      {"self", address_json(view.self)},
+                                      {"term", view.revision},
+                                      {"revision", view.revision}});
+}
+
 }  // namespace
 
 void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done) {
@@ -867,10 +903,25 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
     if (auto r = reject_unknown_query(t, {}); under_v1 && !r) return reply.fail(r.error());
   }
 
+  const bool needs_leader = t.route == Route::kSequences || t.route == Route::kSequence ||
+                            t.route == Route::kNext || t.route == Route::kBlocks ||
+                            t.route == Route::kReservations || t.route == Route::kReservation ||
+                            t.route == Route::kReservationCommit ||
+                            t.route == Route::kReservationVoid || t.route == Route::kAudit ||
+                            t.route == Route::kWorkerPool || t.route == Route::kWorkerLeases ||
+                            t.route == Route::kWorkerLease || t.route == Route::kWorkerKeepalive;
+  if (needs_leader && deps.gate != nullptr && !deps.gate->serving()) {
+    return reply.fail(deps.gate->not_serving_error(true));
+  }
+
   switch (t.route) {
     case Route::kHealthz:
       return reply.json(status::ok, json::object{{"status", "ok"}});
     case Route::kReadyz:
+      // Only the serving leader is ready: load balancers send traffic to it alone.
+      if (deps.gate != nullptr && !deps.gate->serving()) {
+        return reply.fail(deps.gate->not_serving_error(true));
+      }
       if (deps.storage_ready && !deps.storage_ready()) {
         return reply.fail(HttpErrc::kNotReady, "storage is not open or not writable");
       }
@@ -915,6 +966,8 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
       return delete_worker_lease(reply, req, t);
     case Route::kWorkerKeepalive:
       return post_worker_keepalive(reply, req, t);
+    case Route::kCluster:
+      return get_cluster(reply);
     case Route::kUnmatched:
       break;
   }

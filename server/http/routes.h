@@ -12,6 +12,7 @@
 
 #include "server/core/clock.h"
 #include "server/core/lease_log.h"
+#include "server/core/serving_gate.h"
 #include "server/core/ticket_service.h"
 #include "server/core/worker_pool_service.h"
 #include "server/metrics/metrics.h"
@@ -47,6 +48,9 @@ struct HttpDeps {
   std::function<bool()> storage_ready;
   HttpOptions options;
   WorkerPoolService* workers = nullptr;  // null: no worker pools (every pool is unknown)
+  /// With an election (storage.engine etcd): sequence routes answer 503 not_leader and
+  /// /readyz 503 unless this instance serves. Null: always serving.
+  const ServingGate* gate = nullptr;
 };
 
 inline constexpr std::size_t kMaxIdsPerRequest = 10000;

@@ -99,7 +99,8 @@ Metrics::Metrics(const TicketService& tickets, const GroupCommitter& committer, 
                                 "Snowflake generator events per sequence: issued, "
                                 "sequence_exhausted, clock_backward, clock_backward_wait, "
                                 "clock_backward_refused, logical_id, hwm_wait, hwm_write, "
-                                "hwm_write_failure, restart_wait")),
+                                "hwm_write_failure, restart_wait, lease_refused, "
+                                "lease_wait, lease_rebind")),
       snowflake_ahead_(gauge(*registry_, "ticketd_snowflake_ahead_seconds",
                              "How far the newest Snowflake ID's time is ahead of the clock")) {
   std::lock_guard lock(scrape_mutex_);
@@ -258,6 +259,9 @@ void Metrics::refresh_snowflakes_locked() {
     add("hwm_write", now.hwm_writes, before.hwm_writes);
     add("hwm_write_failure", now.hwm_write_failures, before.hwm_write_failures);
     add("restart_wait", now.restart_waits, before.restart_waits);
+    add("lease_refused", now.lease_refusals, before.lease_refusals);
+    add("lease_wait", now.lease_waits, before.lease_waits);
+    add("lease_rebind", now.lease_rebinds, before.lease_rebinds);
     snowflake_ahead_.Add({{"sequence", g->name()}})
         .Set(static_cast<double>(now.logical_ahead_ms) / 1000.0);
     before = now;

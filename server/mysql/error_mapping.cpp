@@ -1,5 +1,6 @@
 #include "server/mysql/error_mapping.h"
 
+#include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
 #include "storage/counter_store.h"
 
@@ -26,6 +27,23 @@ constexpr Row kTicketRows[] = {
     {TicketErrc::kReservationNotFound, kErErrorDuringCommit, "HY000"},
     {TicketErrc::kReservationEnded, kErErrorDuringCommit, "HY000"},
     {TicketErrc::kQueueTimeout, kErLockWaitTimeout, "HY000"},
+    // A standby (or a deposed leader) refuses as a --read-only server does; the message names
+    // the leader's MySQL address so a client can reconnect there.
+    {TicketErrc::kNotLeader, kErOptionPreventsStatement, "HY000"},
+};
+
+struct SnowflakeRow {
+  SnowflakeErrc code;
+  std::uint16_t mysql_errno;
+  const char* sql_state;
+};
+
+// A lost worker-ID lease reads as MySQL's --read-only refusal (1290): proxies and drivers with
+// fail-over logic (ProxySQL, Vitess) take it as "send writes to another server", which is what
+// a client should do with a ticketd that cannot issue; the connection stays usable.
+constexpr SnowflakeRow kSnowflakeRows[] = {
+    {SnowflakeErrc::kClockMovedBackwards, kErGeneral, "HY000"},
+    {SnowflakeErrc::kWorkerLeaseLost, kErOptionPreventsStatement, "HY000"},
 };
 
 }  // namespace
@@ -40,6 +58,11 @@ ErrResult to_err(const Error& error, std::string_view qualified_table) {
         }
         return ErrResult{row.mysql_errno, row.sql_state, error.message};
       }
+    }
+  }
+  if (error.code.category() == snowflake_category()) {
+    for (const auto& row : kSnowflakeRows) {
+      if (error.code == row.code) return ErrResult{row.mysql_errno, row.sql_state, error.message};
     }
   }
   // Storage errors (disk full, I/O), a Snowflake clock that stepped back too far, anything

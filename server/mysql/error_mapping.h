@@ -32,6 +32,7 @@ inline constexpr std::uint16_t kErUnknownThreadId = 1094;
 inline constexpr std::uint16_t kErLockWaitTimeout = 1205;
 inline constexpr std::uint16_t kErErrorDuringCommit = 1180;
 inline constexpr std::uint16_t kErGeneral = 1105;  // ER_UNKNOWN_ERROR
+inline constexpr std::uint16_t kErOptionPreventsStatement = 1290;
 inline constexpr std::uint16_t kErServerShutdown = 1053;
 inline constexpr std::uint16_t kErWrongValueCount = 1136;
 

@@ -126,6 +126,33 @@ void settle_holds(SessionState& s, bool commit, std::function<void(std::optional
   }
 }
 
+// Statements that read or change sequences: a standby refuses them (its engine is not loaded,
+// and only the leader may issue).
+bool needs_leader(const sql::Statement& statement) {
+  return std::visit(
+      [](const auto& st) {
+        using T = std::decay_t<decltype(st)>;
+        if constexpr (std::is_same_v<T, sql::Select>) {
+          return std::any_of(st.items.begin(), st.items.end(), [](const sql::SelectItem& i) {
+            return i.kind == sql::SelectItemKind::kNextValue ||
+                   i.kind == sql::SelectItemKind::kLastValue ||
+                   i.kind == sql::SelectItemKind::kSetValue;
+          });
+        } else {
+          return std::is_same_v<T, sql::InsertTicket> || std::is_same_v<T, sql::UpdateCounter> ||
+                 std::is_same_v<T, sql::SelectNextBlock> ||
+                 std::is_same_v<T, sql::CreateSequence> || std::is_same_v<T, sql::AlterSequence> ||
+                 std::is_same_v<T, sql::DropSequence> ||
+                 std::is_same_v<T, sql::ShowCreateSequence> ||
+                 std::is_same_v<T, sql::CreateTable> || std::is_same_v<T, sql::AlterTable> ||
+                 std::is_same_v<T, sql::DropTable> || std::is_same_v<T, sql::TruncateTable> ||
+                 std::is_same_v<T, sql::ShowTables> || std::is_same_v<T, sql::ShowCreateTable> ||
+                 std::is_same_v<T, sql::ShowColumns> || std::is_same_v<T, sql::ShowTableStatus>;
+        }
+      },
+      statement);
+}
+
 }  // namespace
 
 void QueryExecutor::end_session(SessionState& session) const {
@@ -133,12 +160,14 @@ void QueryExecutor::end_session(SessionState& session) const {
 }
 
 QueryExecutor::QueryExecutor(TicketService& tickets, const ServerSettings& settings,
-                             const Clock& clock, IssuedHook on_issued, UuidV7Generator* uuids)
+                             const Clock& clock, IssuedHook on_issued, UuidV7Generator* uuids,
+                             const ServingGate* gate)
     : tickets_(tickets),
       settings_(settings),
       clock_(clock),
       on_issued_(std::move(on_issued)),
       uuids_(uuids),
+      gate_(gate),
       started_unix_ms_(clock.now_unix_ms()) {}
 
 // One overload per statement kind. Each completes `done` exactly once.
@@ -801,9 +830,16 @@ struct QueryExecutor::Visitor {
   void operator()(const sql::ShowStatus& st) {
     auto r = name_value("Variable_name", "Value");
     const auto uptime_s = (ex.clock_.now_unix_ms() - ex.started_unix_ms_) / 1000;
+    ClusterView view;
+    if (ex.gate_ != nullptr) view = ex.gate_->view();
+    if (ex.gate_ == nullptr) view.role = Role::kLeader;
     const std::pair<std::string, std::string> rows[] = {
         {"Questions", std::to_string(s.queries)},
         {"Ticketd_sequences", std::to_string(ex.tickets_.list().size())},
+        {"Ticketd_role", std::string(role_name(view.role))},
+        {"Ticketd_leader_mysql", view.leader.mysql},
+        {"Ticketd_leader_http", view.leader.http},
+        {"Ticketd_term", std::to_string(view.revision)},
         {"Uptime", std::to_string(uptime_s)},
     };
     for (const auto& [k, v] : rows) {
@@ -944,6 +980,9 @@ void QueryExecutor::execute(SessionState& session, const sql::Statement& stateme
   if (!keeps_warnings) session.warnings.clear();
   // SET autocommit=0 leaves the session in a transaction from its next statement on.
   if (!session.autocommit) session.in_transaction = true;
+  if (gate_ != nullptr && needs_leader(statement) && !gate_->serving()) {
+    return done(to_err(gate_->not_serving_error(false), {}));
+  }
   std::visit(Visitor{*this, session, done}, statement);
 }
 

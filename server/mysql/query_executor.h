@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "server/core/clock.h"
+#include "server/core/serving_gate.h"
 #include "server/core/ticket_service.h"
 #include "server/core/uuidv7_generator.h"
 #include "server/mysql/query_result.h"
@@ -13,6 +14,10 @@
 
 namespace ticketd::mysql {
 
+/// With a ServingGate, statements that read or change sequences are refused with ERR 1290
+/// (naming the leader) while the gate is closed; session chatter and SHOW STATUS still work, so
+/// drivers connect to a standby and learn who leads.
+///
 /// Turns a Statement into a QueryResult: takes tickets, creates and drops sequences, answers the
 /// session chatter drivers send. Knows SQL meaning and the engine, not packets or sockets.
 ///
@@ -26,7 +31,8 @@ class QueryExecutor {
   using IssuedHook = std::function<void(std::string_view, std::uint64_t)>;
 
   QueryExecutor(TicketService& tickets, const ServerSettings& settings, const Clock& clock,
-                IssuedHook on_issued = {}, UuidV7Generator* uuids = nullptr);
+                IssuedHook on_issued = {}, UuidV7Generator* uuids = nullptr,
+                const ServingGate* gate = nullptr);
 
   /// Recognizes and executes one statement (multi-statement text is split by the caller).
   void execute(SessionState& session, std::string_view sql, Done done) const;
@@ -45,6 +51,7 @@ class QueryExecutor {
   const Clock& clock_;
   IssuedHook on_issued_;
   UuidV7Generator* uuids_;
+  const ServingGate* gate_;  // null: always serving (no election)
   std::int64_t started_unix_ms_;
 };
 

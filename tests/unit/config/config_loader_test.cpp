@@ -136,7 +136,10 @@ TEST(ConfigLoader, SnowflakeSection) {
   expect_error("snowflake:\n  epoch: yesterday\n", {"t.yaml:2: snowflake.epoch"});
   expect_error("snowflake:\n  order: random\n", {"snowflake.order"});
   expect_error("snowflake:\n  clock: { policy: pray }\n", {"snowflake.clock.policy"});
-  expect_error("snowflake:\n  worker_id: { source: etcd }\n", {"'etcd' is not built yet"});
+  expect_error("snowflake:\n  worker_id: { source: etcd }\n",
+               {"t.yaml:2: snowflake.worker_id.endpoints: source etcd needs a list"});
+  expect_error("snowflake:\n  worker_id: { source: zookeeper }\n",
+               {"expected static, env or etcd"});
   expect_error("snowflake:\n  worker_id: { source: env }\n", {"needs the name"});
 }
 
@@ -192,6 +195,44 @@ TEST(ConfigLoader, WorkerPoolErrorsNameTheKeyAndTheLine) {
   expect_error("worker_pools: { name: a }\n", {"worker_pools: expected a list"});
 }
 
+TEST(ConfigLoader, SnowflakeWorkerIdFromEtcd) {
+  auto r = load(
+      "snowflake:\n  worker_id:\n    source: etcd\n"
+      "    endpoints: [http://127.0.0.1:2379, \"http://[::1]:2380\"]\n"
+      "    prefix: /svc/workers/\n    ttl_s: 3\n    margin_ms: 700\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  const auto& sf = r.config->snowflake;
+  EXPECT_EQ(sf.worker_source, "etcd");
+  EXPECT_EQ(sf.etcd_endpoints,
+            (std::vector<std::string>{"http://127.0.0.1:2379", "http://[::1]:2380"}));
+  EXPECT_EQ(sf.etcd_prefix, "/svc/workers/");
+  EXPECT_EQ(sf.etcd_ttl_s, 3u);
+  EXPECT_EQ(sf.etcd_margin_ms, 700u);
+
+  auto defaults = load("snowflake:\n  worker_id: { source: etcd, endpoints: [http://e:2379] }\n");
+  ASSERT_TRUE(defaults.config) << (defaults.errors.empty() ? "" : defaults.errors[0]);
+  EXPECT_EQ(defaults.config->snowflake.etcd_prefix, "/ticketd/workers/");
+  EXPECT_EQ(defaults.config->snowflake.etcd_ttl_s, 10u);
+  EXPECT_EQ(defaults.config->snowflake.etcd_margin_ms, 0u);
+
+  // Every problem at once, each with its line.
+  auto bad = load(
+      "snowflake:\n  worker_id:\n    source: etcd\n"
+      "    endpoints: [https://e:2379, http://e]\n"
+      "    prefix: /no-slash\n    ttl_s: 1\n    margin_ms: 9000\n    lease: x\n");
+  ASSERT_FALSE(bad.config);
+  std::string all;
+  for (const auto& e : bad.errors) all += e + "\n";
+  for (const char* f : {"t.yaml:4: snowflake.worker_id.endpoints[0]: expected http://HOST:PORT",
+                        "t.yaml:4: snowflake.worker_id.endpoints[1]",
+                        "t.yaml:5: snowflake.worker_id.prefix: must be non-empty and end with",
+                        "t.yaml:6: snowflake.worker_id.ttl_s: must be between 2 and 3600",
+                        "t.yaml:7: snowflake.worker_id.margin_ms: must be at most half the TTL",
+                        "t.yaml:8: snowflake.worker_id.lease: unknown key"}) {
+    EXPECT_NE(all.find(f), std::string::npos) << f << " in\n" << all;
+  }
+}
+
 TEST(ParseUtcMs, AcceptsIsoUtcOnly) {
   EXPECT_EQ(parse_utc_ms("1970-01-01T00:00:00Z"), 0);
   EXPECT_EQ(parse_utc_ms("2026-01-01T00:00:00Z"), 1767225600000);
@@ -229,6 +270,42 @@ TEST(Exposure, RefusesDefaultPasswordOrTokenlessHttpOffLoopback) {
   EXPECT_NE(p[0].find("http.tokens is empty"), std::string::npos);
   c.http.tokens.push_back("0123456789abcdef0123");
   EXPECT_TRUE(check_exposure(c).empty());
+}
+
+TEST(ConfigLoader, EtcdStorageLoads) {
+  auto r = load(
+      "storage:\n  engine: etcd\n  endpoints: [http://127.0.0.1:2379, http://10.0.0.2:22379]\n"
+      "  prefix: /ticketd/prod/\n  leader_ttl_s: 3\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_EQ(r.config->storage.engine, "etcd");
+  EXPECT_EQ(r.config->storage.endpoints.size(), 2u);
+  EXPECT_EQ(r.config->storage.prefix, "/ticketd/prod/");
+  EXPECT_EQ(r.config->storage.leader_ttl_s, 3u);
+}
+
+TEST(ConfigLoader, RocksDbIsTheDefaultEngine) {
+  auto r = load("data_dir: /tmp/x\n");
+  ASSERT_TRUE(r.config);
+  EXPECT_EQ(r.config->storage.engine, "rocksdb");
+}
+
+TEST(ConfigLoader, EtcdStorageErrorsNameKeyAndLine) {
+  expect_error("storage:\n  engine: zookeeper\n", {"t.yaml:2: storage.engine", "rocksdb or etcd"});
+  expect_error("storage:\n  engine: etcd\n", {"storage.endpoints", "needs a list"});
+  expect_error("storage:\n  engine: etcd\n  endpoints: [127.0.0.1:2379]\n",
+               {"t.yaml:3: storage.endpoints[0]", "http://HOST:PORT"});
+  expect_error("storage:\n  engine: etcd\n  endpoints: [http://a:1]\n  prefix: ticketd\n",
+               {"t.yaml:4: storage.prefix", "start and end with '/'"});
+  expect_error("storage:\n  engine: etcd\n  endpoints: [http://a:1]\n  leader_ttl_s: 1\n",
+               {"t.yaml:4: storage.leader_ttl_s", "between 2 and 600"});
+  expect_error("storage:\n  engine: rocksdb\n  prefix: /x/\n",
+               {"storage.prefix", "only used with engine etcd"});
+  expect_error("storage:\n  engine: etcd\n  endpoints: [http://a:1]\n  ttl: 3\n",
+               {"storage.ttl", "unknown key"});
+  expect_error(
+      "storage:\n  engine: etcd\n  endpoints: [http://a:1]\nsequences:\n"
+      "  - { name: S, kind: snowflake }\n",
+      {"sequences.S.kind", "not supported with storage.engine etcd"});
 }
 
 }  // namespace

@@ -13,12 +13,14 @@
 
 #include "server/core/ticket_errc.h"
 #include "tests/support/fake_clock.h"
+#include "tests/support/fake_worker_lease.h"
 #include "tests/support/scripted_store.h"
 
 namespace ticketd {
 namespace {
 
 using testing::FakeClock;
+using testing::FakeWorkerLease;
 using testing::ScriptedStore;
 
 constexpr std::int64_t kT0 = FakeClock::kDefaultStartUnixMs;
@@ -506,6 +508,172 @@ TEST(SnowflakeGenerator, NotBeforeDelaysTheFirstIdPastAPreviousHoldersMark) {
   EXPECT_EQ(r.retry_at_unix_ms, kT0 + 501);
   f.clock.advance_to(r.retry_at_unix_ms);
   EXPECT_EQ(parts(*g, must_issue(*g)).unix_ms, kT0 + 501);
+}
+
+// A lease as the etcd keeper publishes it: renewed at `renewed_at`, TTL 10 s, margin 2.5 s, the
+// holder's mark a full TTL ahead.
+WorkerLeaseState lease_state(std::uint64_t generation, std::uint64_t worker,
+                             std::int64_t renewed_at, std::int64_t not_before = 0) {
+  return WorkerLeaseState{.held = true,
+                          .generation = generation,
+                          .worker_id = worker,
+                          .renewed_at_unix_ms = renewed_at,
+                          .valid_until_unix_ms = renewed_at + 10'000 - 2'500,
+                          .not_before_unix_ms = not_before,
+                          .issue_until_unix_ms = renewed_at + 10'000};
+}
+
+TEST(SnowflakeGeneratorLease, TakesItsWorkerIdAndThePreviousHoldersMarkFromTheLease) {
+  Fixture f;
+  auto lease = std::make_shared<FakeWorkerLease>(lease_state(1, 5, kT0, kT0 + 300));
+  auto o = f.options(ClockPolicy::kWait);
+  o.lease = lease;
+  auto g = f.open(o);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->worker_id(), 5u);
+  auto r = g->try_next();
+  ASSERT_TRUE(r.retry_later()) << r.error.message;
+  EXPECT_EQ(r.retry_at_unix_ms, kT0 + 301);
+  f.clock.advance_to(r.retry_at_unix_ms);
+  const auto p = parts(*g, must_issue(*g));
+  EXPECT_EQ(p.worker, 5u);
+  EXPECT_EQ(p.unix_ms, kT0 + 301);
+}
+
+TEST(SnowflakeGeneratorLease, StopsIssuingAtTtlMinusMarginAfterTheLastRenewal) {
+  Fixture f;
+  auto lease = std::make_shared<FakeWorkerLease>(lease_state(1, 5, kT0));
+  auto o = f.options(ClockPolicy::kWait);
+  o.lease = lease;
+  auto g = f.open(o);
+  ASSERT_TRUE(g);
+  // No renewal arrives (etcd partitioned, or the process was paused): IDs flow until the
+  // window ends at renewal + TTL - margin, and not one millisecond longer.
+  f.clock.set(kT0 + 7'499);
+  (void)g->refresh();  // what the daemon's timer does: the local mark is ready
+  f.barrier();
+  EXPECT_EQ(parts(*g, must_issue(*g)).unix_ms, kT0 + 7'499);
+  f.clock.set(kT0 + 7'500);
+  auto r = g->try_next();
+  EXPECT_EQ(r.error.code, SnowflakeErrc::kWorkerLeaseLost);
+  EXPECT_NE(r.error.message.find("worker ID 5"), std::string::npos) << r.error.message;
+  f.clock.set(kT0 + 60'000);
+  EXPECT_EQ(g->try_next().error.code, SnowflakeErrc::kWorkerLeaseLost);
+  EXPECT_EQ(g->stats().lease_refusals, 2u);
+  // A renewal (same generation) opens the window again.
+  lease->set(lease_state(1, 5, kT0 + 59'990));
+  (void)g->refresh();
+  f.barrier();
+  EXPECT_EQ(parts(*g, must_issue(*g)).worker, 5u);
+}
+
+TEST(SnowflakeGeneratorLease, AReleasedLeaseStopsIdsAtOnce) {
+  Fixture f;
+  auto lease = std::make_shared<FakeWorkerLease>(lease_state(1, 5, kT0));
+  auto o = f.options(ClockPolicy::kWait);
+  o.lease = lease;
+  auto g = f.open(o);
+  ASSERT_TRUE(g);
+  (void)must_issue(*g);
+  auto lost = lease_state(1, 5, kT0);
+  lost.held = false;  // keepalive said the lease expired
+  lease->set(lost);
+  EXPECT_EQ(g->try_next().error.code, SnowflakeErrc::kWorkerLeaseLost);
+}
+
+TEST(SnowflakeGeneratorLease, AClockSteppedBackBeforeTheLastRenewalStopsIds) {
+  Fixture f;
+  auto lease = std::make_shared<FakeWorkerLease>(lease_state(1, 5, kT0));
+  auto o = f.options(ClockPolicy::kLogical);  // the policy that would otherwise keep going
+  o.lease = lease;
+  auto g = f.open(o);
+  ASSERT_TRUE(g);
+  f.clock.set(kT0 + 100);
+  (void)must_issue(*g);
+  lease->set(lease_state(1, 5, kT0 + 100));
+  // Stepped back 50 ms: readings before the renewal would stretch the window.
+  f.clock.set(kT0 + 50);
+  EXPECT_EQ(g->try_next().error.code, SnowflakeErrc::kWorkerLeaseLost);
+}
+
+TEST(SnowflakeGeneratorLease, OpenRefusesWhenNoLeaseIsHeld) {
+  Fixture f;
+  auto o = f.options(ClockPolicy::kWait);
+  o.lease = std::make_shared<FakeWorkerLease>();
+  auto g = SnowflakeGenerator::open(std::move(o), f.store, f.committer, f.clock);
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().code, SnowflakeErrc::kWorkerLeaseLost);
+}
+
+TEST(SnowflakeGeneratorLease, AReclaimRebindsToTheNewWorkerIdAfterItsPreviousHoldersMark) {
+  Fixture f;
+  auto lease = std::make_shared<FakeWorkerLease>(lease_state(1, 5, kT0));
+  auto o = f.options(ClockPolicy::kWait);
+  o.lease = lease;
+  auto g = f.open(o);
+  ASSERT_TRUE(g);
+  std::vector<std::uint64_t> ids = drain(f, *g, 100);
+  // Paused past the TTL: the lease is gone, nothing is issued.
+  f.clock.set(kT0 + 20'000);
+  auto lost = lease_state(1, 5, kT0);
+  lost.held = false;
+  lease->set(lost);
+  EXPECT_EQ(g->try_next().error.code, SnowflakeErrc::kWorkerLeaseLost);
+  // Re-claimed worker 9, whose previous holder's mark is 800 ms ahead of this clock.
+  lease->set(lease_state(2, 9, kT0 + 20'000, kT0 + 20'800));
+  auto r = g->try_next();
+  ASSERT_TRUE(r.retry_later()) << r.error.message;
+  EXPECT_EQ(r.retry_at_unix_ms, kT0 + 20'801);
+  auto after = drain(f, *g, 100);
+  for (auto id : after) {
+    EXPECT_EQ(parts(*g, id).worker, 9u);
+    EXPECT_GT(parts(*g, id).unix_ms, kT0 + 20'800);
+  }
+  EXPECT_EQ(g->worker_id(), 9u);
+  EXPECT_EQ(g->stats().lease_rebinds, 1u);
+  ids.insert(ids.end(), after.begin(), after.end());
+  EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+  EXPECT_EQ(std::set<std::uint64_t>(ids.begin(), ids.end()).size(), ids.size());
+}
+
+TEST(SnowflakeGeneratorLease, ReclaimingTheSameIdStillResumesAfterTheMarkInBetween) {
+  Fixture f;
+  auto lease = std::make_shared<FakeWorkerLease>(lease_state(1, 5, kT0));
+  auto o = f.options(ClockPolicy::kFail);
+  o.lease = lease;
+  auto g = f.open(o);
+  ASSERT_TRUE(g);
+  f.clock.set(kT0 + 1'000);
+  (void)must_issue(*g);
+  // Someone else held worker 5 in between, with a clock 3 s ahead of ours: its mark is later
+  // than our clock, and kFail must wait for it rather than call it a regression.
+  lease->set(lease_state(2, 5, kT0 + 1'000, kT0 + 4'000));
+  auto r = g->try_next();
+  ASSERT_TRUE(r.retry_later()) << r.error.message;
+  EXPECT_EQ(r.retry_at_unix_ms, kT0 + 4'001);
+}
+
+TEST(SnowflakeGeneratorLease, LogicalIdsNeverPassTheHoldersDurableMark) {
+  Fixture f;
+  auto state = lease_state(1, 5, kT0);
+  state.issue_until_unix_ms = kT0 + 3;  // the keeper's mark: the next holder starts after it
+  auto lease = std::make_shared<FakeWorkerLease>(state);
+  auto o = f.options(ClockPolicy::kLogical, test_layout(/*sequence_bits=*/1));
+  o.lease = lease;
+  auto g = f.open(o);
+  ASSERT_TRUE(g);
+  // Two IDs per tick; the clock steps back 3 ms after the mark's tick is reached, so kLogical
+  // runs ahead of it and would borrow tick kT0+4: past the mark, it must wait for the keeper.
+  f.clock.set(kT0 + 3);
+  EXPECT_EQ(parts(*g, must_issue(*g)).unix_ms, kT0 + 3);
+  f.clock.set(kT0);
+  EXPECT_EQ(parts(*g, must_issue(*g)).unix_ms, kT0 + 3);
+  auto r = g->try_next();
+  ASSERT_TRUE(r.retry_later()) << r.error.message;
+  EXPECT_EQ(g->stats().lease_waits, 1u);
+  state.issue_until_unix_ms = kT0 + 10'000;
+  lease->set(state);
+  EXPECT_EQ(parts(*g, must_issue(*g)).unix_ms, kT0 + 4);
 }
 
 TEST(SnowflakeGenerator, OpenRefusesAMarkThatDoesNotDecode) {

@@ -38,20 +38,18 @@ struct Workers {
   }
   ~Workers() { committer.stop(); }
 
-  WorkerLease acquire(std::string holder = "orders-7f9c",
-                      std::optional<std::int64_t> ttl = std::nullopt) {
+  PoolLease acquire(std::string holder = "orders-7f9c",
+                    std::optional<std::int64_t> ttl = std::nullopt) {
     auto r = acquire_and_wait(service, "orders", std::move(holder), ttl);
     EXPECT_TRUE(r) << (r ? "" : r.error().message);
-    return r ? *r : WorkerLease{};
+    return r ? *r : PoolLease{};
   }
 
   GroupCommitter committer;
   WorkerPoolService service;
 };
 
-ErrorCode error_of(const DetailedResult<WorkerLease>& r) {
-  return r ? ErrorCode{} : r.error().code;
-}
+ErrorCode error_of(const DetailedResult<PoolLease>& r) { return r ? ErrorCode{} : r.error().code; }
 
 TEST(WorkerPoolService, GrantsTheLowestFreeWorkerId) {
   ScriptedStore store;
@@ -231,8 +229,8 @@ TEST(WorkerPoolService, AHighWaterMarkMoreThanADayAheadIsRefusedAndChangesNothin
 TEST(WorkerPoolService, RestartReloadsLeasesFromTheStore) {
   ScriptedStore store;
   FakeClock clock;
-  WorkerLease a;
-  WorkerLease b;
+  PoolLease a;
+  PoolLease b;
   {
     Workers w(store, clock);
     a = w.acquire("a", 20000);
@@ -321,7 +319,7 @@ TEST(WorkerPoolService, ConcurrentHoldersGetDistinctIdsUntilThePoolIsFull) {
   Workers w(store, clock, pool_spec(100));
   constexpr int kThreads = 8;
   constexpr int kPerThread = 20;
-  std::vector<std::vector<DetailedResult<WorkerLease>>> results(kThreads);
+  std::vector<std::vector<DetailedResult<PoolLease>>> results(kThreads);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
 #include "storage/counter_store.h"
 
@@ -26,7 +27,10 @@ TEST(MySqlErrorMapping, EveryEngineErrorHasARow) {
       {TicketErrc::kReservationNotFound, 1180, "HY000"},
       {TicketErrc::kReservationEnded, 1180, "HY000"},
       {TicketErrc::kQueueTimeout, 1205, "HY000"},
+      {TicketErrc::kNotLeader, 1290, "HY000"},
       {StorageErrc::kNoSpace, 1105, "HY000"},
+      {SnowflakeErrc::kClockMovedBackwards, 1105, "HY000"},
+      {SnowflakeErrc::kWorkerLeaseLost, 1290, "HY000"},
   };
   for (const auto& c : cases) {
     auto e = to_err(Error{c.code, "detail"}, "tickets.T");
@@ -36,6 +40,8 @@ TEST(MySqlErrorMapping, EveryEngineErrorHasARow) {
   EXPECT_EQ(to_err(Error{TicketErrc::kUnknownSequence, {}}, "tickets.T").message,
             "Table 'tickets.T' doesn't exist");
   EXPECT_EQ(to_err(Error{TicketErrc::kStorageFailed, "no space"}, "x").message, "no space");
+  EXPECT_EQ(to_err(Error{SnowflakeErrc::kWorkerLeaseLost, "lease of worker 3 lost"}, "x").message,
+            "lease of worker 3 lost");
 }
 
 }  // namespace

@@ -1,0 +1,165 @@
+#include "server/etcd/etcd_leader_election.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "server/base/log.h"
+
+namespace ticketd {
+
+std::string encode_leader_value(const InstanceAddress& a) {
+  return "mysql=" + a.mysql + " http=" + a.http;
+}
+
+InstanceAddress decode_leader_value(std::string_view value) {
+  InstanceAddress a;
+  while (!value.empty()) {
+    const auto space = value.find(' ');
+    const auto field = value.substr(0, space);
+    value = space == std::string_view::npos ? std::string_view{} : value.substr(space + 1);
+    if (field.starts_with("mysql=")) a.mysql = std::string(field.substr(6));
+    if (field.starts_with("http=")) a.http = std::string(field.substr(5));
+  }
+  return a;
+}
+
+EtcdLeaderElection::EtcdLeaderElection(etcd::EtcdClient& client, LeaderElectionOptions options,
+                                       ServingGate& gate, const Clock& clock, Elected on_elected,
+                                       Deposed on_deposed)
+    : client_(client),
+      options_(std::move(options)),
+      gate_(gate),
+      clock_(clock),
+      on_elected_(std::move(on_elected)),
+      on_deposed_(std::move(on_deposed)) {}
+
+EtcdLeaderElection::~EtcdLeaderElection() { stop(); }
+
+void EtcdLeaderElection::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void EtcdLeaderElection::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool EtcdLeaderElection::wait_for(std::chrono::milliseconds d) {
+  std::unique_lock lock(mutex_);
+  return !wake_.wait_for(lock, d, [this] { return stopping_; });
+}
+
+bool EtcdLeaderElection::campaign() {
+  namespace e = etcd;
+  auto current = client_.get(options_.leader_key);
+  if (!current) {
+    log::warn("leader election: " + current.error().message);
+    return false;
+  }
+  if (!current->kvs.empty()) {
+    const auto& kv = current->kvs.front();
+    if (lease_id_ != 0 && kv.lease == lease_id_) {
+      // An earlier campaign whose reply was lost did win. Its lease may be close to expiry:
+      // one keepalive proves it alive before serving.
+      const std::int64_t sent = clock_.now_unix_ms();
+      if (client_.keepalive(lease_id_)) {
+        gate_.lead(kv.create_revision, sent);
+        return true;
+      }
+    }
+    gate_.follow(decode_leader_value(kv.value));
+    return false;
+  }
+  // The key is absent: a fresh lease (an older one may have expired unattended), then the
+  // create-if-absent transaction.
+  const std::int64_t sent = clock_.now_unix_ms();
+  auto lease = client_.grant_lease(options_.ttl_s);
+  if (!lease) {
+    log::warn("leader election: " + lease.error().message);
+    return false;
+  }
+  lease_id_ = lease->id;
+  e::TxnRequest txn;
+  txn.compare.push_back(e::Compare::absent(options_.leader_key));
+  txn.success.emplace_back(e::PutRequest{
+      .key = options_.leader_key, .value = encode_leader_value(options_.self), .lease = lease_id_});
+  txn.failure.emplace_back(e::RangeRequest{.key = options_.leader_key});
+  auto r = client_.txn(txn);
+  if (!r) {
+    log::warn("leader election: " + r.error().message);
+    return false;
+  }
+  if (r->succeeded) {
+    // The put ran at the transaction's revision: the key's create revision, our term.
+    gate_.lead(r->header.revision, sent);
+    log::info("leader election: elected at revision " + std::to_string(r->header.revision));
+    return true;
+  }
+  // Someone else won in between: our lease is useless, let it go.
+  (void)client_.revoke(lease_id_);  // best effort: it expires on its own anyway
+  lease_id_ = 0;
+  const auto* range =
+      r->responses.empty() ? nullptr : std::get_if<e::RangeResponse>(&r->responses[0]);
+  if (range != nullptr && !range->kvs.empty()) {
+    gate_.follow(decode_leader_value(range->kvs.front().value));
+  }
+  return false;
+}
+
+bool EtcdLeaderElection::keep_leading() {
+  const auto interval = std::chrono::milliseconds(options_.ttl_s * 1000 / 3);
+  const auto retry =
+      std::chrono::milliseconds(std::max<std::int64_t>(options_.ttl_s * 1000 / 20, 50));
+  auto next = interval;
+  for (;;) {
+    if (!wait_for(next)) return true;
+    const std::int64_t sent = clock_.now_unix_ms();
+    auto r = client_.keepalive(lease_id_);
+    if (r) {
+      gate_.renewed(sent);
+      next = interval;
+      continue;
+    }
+    if (r.error().code == etcd::EtcdErrc::kLeaseNotFound) {
+      log::warn("leader election: lease lost: " + r.error().message);
+      return false;
+    }
+    // etcd unreachable or without quorum: the lease cannot expire without a quorum either.
+    // The gate stops serving on its own once the last renewal is too old; retry soon.
+    log::warn("leader election: keepalive failed: " + r.error().message);
+    next = retry;
+  }
+}
+
+void EtcdLeaderElection::run() {
+  while (true) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+    }
+    if (!campaign()) {
+      if (!wait_for(options_.poll_interval)) break;
+      continue;
+    }
+    if (auto r = on_elected_(gate_.view().revision); !r) {
+      gate_.depose();
+      on_deposed_("loading the engine after winning failed: " + r.error().message);
+      break;
+    }
+    if (keep_leading()) break;  // stopping
+    gate_.depose();
+    on_deposed_("the leader lease expired: another instance may lead");
+    return;
+  }
+  if (lease_id_ != 0 && gate_.view().role == Role::kLeader) {
+    // Resign: the key goes with the lease, a standby wins at its next poll.
+    auto r = client_.revoke(lease_id_);
+    if (!r) log::warn("leader election: revoke on stop: " + r.error().message);
+  }
+}
+
+}  // namespace ticketd

@@ -1,0 +1,78 @@
+// Leader election on etcd: a create-if-absent leader key bound to a kept-alive lease.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "server/core/clock.h"
+#include "server/core/serving_gate.h"
+#include "storage/etcd/etcd_client.h"
+
+namespace ticketd {
+
+/// The leader key's value: "mysql=HOST:PORT http=HOST:PORT" (readable with etcdctl).
+[[nodiscard]] std::string encode_leader_value(const InstanceAddress& a);
+[[nodiscard]] InstanceAddress decode_leader_value(std::string_view value);
+
+struct LeaderElectionOptions {
+  std::string leader_key;
+  std::int64_t ttl_s = 5;
+  InstanceAddress self;
+  std::chrono::milliseconds poll_interval{200};  // how often a follower looks at the key
+};
+
+/// Campaigns for `leader_key` and, once elected, keeps its lease alive every TTL/3, reporting
+/// every change to the ServingGate. A campaign is one transaction: if the key is absent
+/// (create_revision == 0), put it with our value and lease; else read it (to learn the leader).
+/// The key's create revision is the leadership term: the etcd store fences commits on it.
+///
+/// `on_elected(revision)` runs on the election thread right after winning and must load the
+/// engine; an error there gives leadership up. `on_deposed(why)` runs once when the lease is
+/// found expired (or cannot be proven alive any more): the gate is already closed by then.
+/// A follower polls (the JSON gateway's watch is a stream the synchronous client lacks); the
+/// poll interval adds at most that much to a fail-over.
+/// Thread safety: start() and stop() from the owner only.
+class EtcdLeaderElection {
+ public:
+  using Elected = std::function<DetailedResult<void>(std::int64_t revision)>;
+  using Deposed = std::function<void(const std::string& why)>;
+
+  EtcdLeaderElection(etcd::EtcdClient& client, LeaderElectionOptions options, ServingGate& gate,
+                     const Clock& clock, Elected on_elected, Deposed on_deposed);
+  ~EtcdLeaderElection();
+  EtcdLeaderElection(const EtcdLeaderElection&) = delete;
+  EtcdLeaderElection& operator=(const EtcdLeaderElection&) = delete;
+
+  void start();
+  /// Ends the thread; a leader revokes its lease so a standby takes over at once.
+  void stop();
+
+ private:
+  void run();
+  // One campaign: true when this instance now leads.
+  bool campaign();
+  // Keeps the lease alive until it is lost or stop(); false when lost.
+  bool keep_leading();
+  bool wait_for(std::chrono::milliseconds d);  // false when stopping
+
+  etcd::EtcdClient& client_;
+  const LeaderElectionOptions options_;
+  ServingGate& gate_;
+  const Clock& clock_;
+  Elected on_elected_;
+  Deposed on_deposed_;
+  std::int64_t lease_id_ = 0;  // election thread only
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ticketd

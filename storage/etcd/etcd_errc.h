@@ -1,0 +1,27 @@
+// Error codes of the etcd v3 client.
+#pragma once
+
+#include <boost/system/error_code.hpp>
+#include <type_traits>
+
+namespace ticketd::etcd {
+
+enum class EtcdErrc {
+  kUnavailable = 1,  // no endpoint accepted a connection, or the connection broke mid-call
+  kTimeout,          // the call's deadline passed (the outcome of a write is then unknown)
+  kBadResponse,      // the reply was not HTTP 200 with the JSON the call expects
+  kLeaseNotFound,    // the lease expired or was revoked (gRPC NOT_FOUND on a lease call)
+  kRejected,         // etcd answered with an error (invalid argument, too many ops, auth, ...)
+  kInvalidArgument,  // the request cannot be sent (bad endpoint, empty key, TTL out of range)
+};
+
+const boost::system::error_category& etcd_category() noexcept;
+
+inline boost::system::error_code make_error_code(EtcdErrc e) noexcept {
+  return {static_cast<int>(e), etcd_category()};
+}
+
+}  // namespace ticketd::etcd
+
+template <>
+struct boost::system::is_error_code_enum<ticketd::etcd::EtcdErrc> : std::true_type {};

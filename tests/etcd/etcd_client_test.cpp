@@ -1,0 +1,246 @@
+// EtcdClient against a real etcd (Debian's etcd-server 3.4) started on loopback.
+#include "storage/etcd/etcd_client.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "tests/support/etcd_process.h"
+
+namespace ticketd::etcd {
+namespace {
+
+using std::chrono::milliseconds;
+using steady = std::chrono::steady_clock;
+
+class EtcdClientTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { etcd_ = new ticketd::testing::EtcdProcess(); }
+  static void TearDownTestSuite() {
+    delete etcd_;
+    etcd_ = nullptr;
+  }
+  static std::unique_ptr<EtcdClient> client(std::vector<std::string> endpoints = {},
+                                            milliseconds timeout = milliseconds(1000)) {
+    if (endpoints.empty()) endpoints.push_back(etcd_->endpoint());
+    auto c = EtcdClient::create(
+        {.endpoints = std::move(endpoints), .timeout = timeout, .connect_timeout = timeout});
+    EXPECT_TRUE(c) << (c ? "" : c.error().message);
+    return std::move(*c);
+  }
+  // A unique key prefix per test.
+  static std::string prefix() {
+    return std::string("/test/") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+           "/";
+  }
+  static ticketd::testing::EtcdProcess* etcd_;
+};
+ticketd::testing::EtcdProcess* EtcdClientTest::etcd_ = nullptr;
+
+TEST_F(EtcdClientTest, GrantKeepAliveRevokeAndALeaseThatIsGone) {
+  auto c = client();
+  auto g = c->grant_lease(5);
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_GT(g->id, 0);
+  EXPECT_GE(g->ttl_s, 5);
+  auto k = c->keepalive(g->id);
+  ASSERT_TRUE(k) << k.error().message;
+  EXPECT_EQ(k->id, g->id);
+  EXPECT_GE(k->ttl_s, 5);
+  ASSERT_TRUE(c->revoke(g->id));
+  auto gone = c->keepalive(g->id);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().code, EtcdErrc::kLeaseNotFound);
+  auto again = c->revoke(g->id);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, EtcdErrc::kLeaseNotFound);
+}
+
+TEST_F(EtcdClientTest, PutAndGetPrefixInKeyOrderAndRevokingALeaseDeletesItsKeys) {
+  auto c = client();
+  const std::string p = prefix();
+  auto lease = c->grant_lease(30);
+  ASSERT_TRUE(lease);
+  ASSERT_TRUE(c->put(p + "b", "2"));
+  ASSERT_TRUE(c->put(p + "a", std::string("\x00\xff", 2)));
+  auto put = c->put(p + "c", "leased", lease->id);
+  ASSERT_TRUE(put);
+  ASSERT_TRUE(c->put(p.substr(0, p.size() - 1) + "0", "outside the prefix"));
+  auto all = c->get_prefix(p);
+  ASSERT_TRUE(all) << all.error().message;
+  ASSERT_EQ(all->kvs.size(), 3u);
+  EXPECT_EQ(all->kvs[0].key, p + "a");
+  EXPECT_EQ(all->kvs[0].value, std::string("\x00\xff", 2));
+  EXPECT_EQ(all->kvs[1].key, p + "b");
+  EXPECT_EQ(all->kvs[2].lease, lease->id);
+  EXPECT_EQ(all->kvs[2].create_revision, put->header.revision);
+  EXPECT_EQ(all->header.revision, put->header.revision + 1);
+  ASSERT_TRUE(c->revoke(lease->id));
+  auto after = c->get_prefix(p);
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->kvs.size(), 2u);
+  auto missing = c->get(p + "c");
+  ASSERT_TRUE(missing);
+  EXPECT_TRUE(missing->kvs.empty());
+}
+
+TEST_F(EtcdClientTest, CreateIfAbsentTxnSucceedsOnceAndTheLoserSeesTheHolder) {
+  auto c = client();
+  const std::string key = prefix() + "owner";
+  TxnRequest t;
+  t.compare.push_back(Compare::absent(key));
+  t.success.emplace_back(PutRequest{.key = key, .value = "first"});
+  t.failure.emplace_back(RangeRequest{.key = key});
+  auto first = c->txn(t);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_TRUE(first->succeeded);
+  ASSERT_EQ(first->responses.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<PutResponse>(first->responses[0]));
+  std::get<PutRequest>(t.success[0]).value = "second";
+  auto second = c->txn(t);
+  ASSERT_TRUE(second);
+  EXPECT_FALSE(second->succeeded);
+  const auto& seen = std::get<RangeResponse>(second->responses.at(0));
+  ASSERT_EQ(seen.kvs.size(), 1u);
+  EXPECT_EQ(seen.kvs[0].value, "first");
+  EXPECT_EQ(seen.kvs[0].create_revision, first->header.revision);
+}
+
+TEST_F(EtcdClientTest, TxnComparesOnModRevisionValueAndVersion) {
+  auto c = client();
+  const std::string key = prefix() + "k";
+  auto put = c->put(key, "v1");
+  ASSERT_TRUE(put);
+  auto run = [&](Compare cmp) {
+    TxnRequest t;
+    t.compare.push_back(std::move(cmp));
+    t.success.emplace_back(RangeRequest{.key = key});
+    auto r = c->txn(t);
+    EXPECT_TRUE(r) << r.error().message;
+    return r && r->succeeded;
+  };
+  EXPECT_TRUE(run(Compare::mod_revision(key, CompareResult::kEqual, put->header.revision)));
+  EXPECT_FALSE(run(Compare::mod_revision(key, CompareResult::kGreater, put->header.revision)));
+  EXPECT_TRUE(run(Compare::value_is(key, CompareResult::kEqual, "v1")));
+  EXPECT_FALSE(run(Compare::value_is(key, CompareResult::kEqual, "v2")));
+  EXPECT_TRUE(run(Compare::version(key, CompareResult::kEqual, 1)));
+  EXPECT_TRUE(run(Compare::create_revision(key, CompareResult::kNotEqual, 0)));
+  // A fenced delete: only while the value is what this writer put.
+  TxnRequest del;
+  del.compare.push_back(Compare::value_is(key, CompareResult::kEqual, "v1"));
+  del.success.emplace_back(DeleteRangeRequest{.key = key, .prev_kv = true});
+  auto d = c->txn(del);
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(d->succeeded);
+  const auto& deleted = std::get<DeleteRangeResponse>(d->responses.at(0));
+  EXPECT_EQ(deleted.deleted, 1);
+  ASSERT_EQ(deleted.prev_kvs.size(), 1u);
+  EXPECT_EQ(deleted.prev_kvs[0].value, "v1");
+}
+
+TEST_F(EtcdClientTest, EtcdRejectionsCarryItsMessage) {
+  auto c = client();
+  TxnRequest t;  // the same key twice in one txn is refused by etcd
+  t.success.emplace_back(PutRequest{.key = prefix() + "dup", .value = "1"});
+  t.success.emplace_back(PutRequest{.key = prefix() + "dup", .value = "2"});
+  auto r = c->txn(t);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, EtcdErrc::kRejected);
+  EXPECT_NE(r.error().message.find("duplicate key"), std::string::npos) << r.error().message;
+}
+
+TEST_F(EtcdClientTest, FailsOverToTheNextEndpointWhenTheFirstRefusesConnections) {
+  const std::string dead = "http://127.0.0.1:" + std::to_string(ticketd::testing::free_port());
+  auto c = client({dead, etcd_->endpoint()});
+  auto r = c->put(prefix() + "k", "v");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(c->current_endpoint(), etcd_->endpoint());
+  // It stays on the endpoint that worked.
+  ASSERT_TRUE(c->get(prefix() + "k"));
+  EXPECT_EQ(c->current_endpoint(), etcd_->endpoint());
+}
+
+TEST_F(EtcdClientTest, NoReachableEndpointIsUnavailable) {
+  const std::string dead = "http://127.0.0.1:" + std::to_string(ticketd::testing::free_port());
+  auto c = client({dead, dead});
+  auto r = c->get("k");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, EtcdErrc::kUnavailable);
+  EXPECT_NE(r.error().message.find(dead), std::string::npos) << r.error().message;
+}
+
+TEST_F(EtcdClientTest, AServerThatNeverAnswersTimesOutAtTheDeadline) {
+  // A socket that listens but never reads: the kernel accepts the connection and the request.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  auto c = client({"http://127.0.0.1:" + std::to_string(ntohs(a.sin_port))}, milliseconds(300));
+  const auto start = steady::now();
+  auto r = c->keepalive(1);
+  const auto elapsed = steady::now() - start;
+  ::close(fd);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, EtcdErrc::kTimeout);
+  EXPECT_GE(elapsed, milliseconds(300));
+  EXPECT_LT(elapsed, milliseconds(1300));
+}
+
+TEST_F(EtcdClientTest, ReconnectsAfterEtcdRestarts) {
+  auto c = client();
+  ASSERT_TRUE(c->put(prefix() + "k", "v"));
+  etcd_->kill();
+  auto down = c->get(prefix() + "k");
+  ASSERT_FALSE(down);
+  EXPECT_TRUE(down.error().code == EtcdErrc::kUnavailable ||
+              down.error().code == EtcdErrc::kTimeout)
+      << down.error().message;
+  etcd_->start();
+  auto up = c->get(prefix() + "k");
+  ASSERT_TRUE(up) << up.error().message;
+  ASSERT_EQ(up->kvs.size(), 1u);
+  EXPECT_EQ(up->kvs[0].value, "v");
+}
+
+TEST_F(EtcdClientTest, MeasuresCallLatencyOnLoopback) {
+  auto c = client();
+  auto lease = c->grant_lease(30);
+  ASSERT_TRUE(lease);
+  auto median_us = [](std::vector<std::int64_t> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::vector<std::int64_t> keepalive_us;
+  std::vector<std::int64_t> txn_us;
+  for (int i = 0; i < 200; ++i) {
+    auto t0 = steady::now();
+    ASSERT_TRUE(c->keepalive(lease->id));
+    auto t1 = steady::now();
+    TxnRequest t;
+    t.compare.push_back(Compare::absent(prefix() + "k" + std::to_string(i)));
+    t.success.emplace_back(PutRequest{.key = prefix() + "k" + std::to_string(i), .value = "v"});
+    ASSERT_TRUE(c->txn(t));
+    auto t2 = steady::now();
+    keepalive_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count());
+    txn_us.push_back(std::chrono::duration_cast<std::chrono::microseconds>(t2 - t1).count());
+  }
+  std::cout << "etcd loopback latency: keepalive median " << median_us(keepalive_us)
+            << " us, create-if-absent txn median " << median_us(txn_us) << " us\n";
+  RecordProperty("keepalive_median_us", std::to_string(median_us(keepalive_us)));
+  RecordProperty("txn_median_us", std::to_string(median_us(txn_us)));
+  EXPECT_LT(median_us(keepalive_us), 500'000);
+}
+
+}  // namespace
+}  // namespace ticketd::etcd

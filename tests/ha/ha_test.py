@@ -1,0 +1,311 @@
+"""High availability on etcd: two ticketd instances share a real three-member etcd cluster.
+Usage: ha_test.py failover|fencing|etcd_faults"""
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+import pymysql  # noqa: E402
+
+from etcd_cluster import EtcdCluster  # noqa: E402
+from ticketd_process import Ticketd  # noqa: E402
+
+TTL_S = 2
+
+CONFIG = """
+storage:
+  engine: etcd
+  endpoints: [{endpoints}]
+  prefix: /ticketd/test/
+  leader_ttl_s: {ttl}
+mysql:
+  listen: 127.0.0.1:{{mysql_port}}
+  users:
+    - {{{{ name: ticket, password: ticket }}}}
+http:
+  listen: 127.0.0.1:{{http_port}}
+sequences:
+  - {{{{ name: Tickets64, kind: ticket, cache: 1000 }}}}
+"""
+
+
+def make_instance(cluster):
+    return Ticketd(config=CONFIG.format(endpoints=", ".join(cluster.endpoints), ttl=TTL_S))
+
+
+def cluster_view(t):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{t.http_port}/v1/cluster", timeout=1) as r:
+            return json.loads(r.read())
+    except (OSError, ValueError):
+        return None
+
+
+def wait_role(t, role, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = cluster_view(t)
+        if v and v["role"] == role and (role != "leader" or v["serving"]):
+            return v
+        time.sleep(0.05)
+    raise AssertionError(f"instance on {t.mysql_port} never became {role}:\n{t.log_text()[-3000:]}")
+
+
+def take(t, timeout=1.0):
+    conn = pymysql.connect(host="127.0.0.1", port=t.mysql_port, user="ticket", password="ticket",
+                           database="tickets", connect_timeout=timeout, read_timeout=timeout,
+                           write_timeout=timeout, autocommit=True)
+    return conn
+
+
+class Clients:
+    """N threads taking tickets from whichever instance answers; every acknowledged value kept."""
+
+    def __init__(self, instances, n=16):
+        self.instances = instances
+        self.acked = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.last_ok = [0.0, 0.0]  # per instance: when it last acknowledged a ticket
+        self.threads = [threading.Thread(target=self.run, args=(i,)) for i in range(n)]
+
+    def run(self, i):
+        conn = None
+        which = i % 2
+        while not self.stop.is_set():
+            try:
+                if conn is None:
+                    conn = take(self.instances[which])
+                with conn.cursor() as c:
+                    c.execute("REPLACE INTO Tickets64 (stub) VALUES ('a')")
+                    value = c.lastrowid
+                with self.lock:
+                    self.acked.append(value)
+                    self.last_ok[which] = time.time()
+            except Exception:  # noqa: BLE001 - any failure: try the other instance
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except Exception:  # noqa: BLE001
+                        pass
+                conn = None
+                which = 1 - which
+                time.sleep(0.01)
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+    def count(self):
+        with self.lock:
+            return len(self.acked)
+
+    def first_after(self, since, instance, timeout=30):
+        """Seconds from `since` to the first ticket `instance` acknowledged after it."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self.lock:
+                if self.last_ok[instance] > since:
+                    return self.last_ok[instance] - since
+            time.sleep(0.005)
+        raise AssertionError("no ticket after fail-over")
+
+
+def leader_of(instances):
+    for t in instances:
+        v = cluster_view(t)
+        if v and v["role"] == "leader" and v["serving"]:
+            return t
+    return None
+
+
+def wait_leader(instances, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        t = leader_of(instances)
+        if t:
+            return t
+        time.sleep(0.05)
+    raise AssertionError("no leader")
+
+
+def assert_unique(values):
+    assert values, "no ticket was acknowledged"
+    dupes = len(values) - len(set(values))
+    assert dupes == 0, f"{dupes} values acknowledged twice"
+
+
+def test_failover(cluster):
+    a, b = make_instance(cluster), make_instance(cluster)
+    instances = [a, b]
+    try:
+        a.start()
+        wait_role(a, "leader")
+        b.start()
+        v = wait_role(b, "follower")
+        assert v["leader"]["mysql"] == f"127.0.0.1:{a.mysql_port}", v
+        # A follower refuses with 1290 naming the leader, and HTTP 503 not_leader.
+        conn = take(b)
+        try:
+            with conn.cursor() as c:
+                c.execute("REPLACE INTO Tickets64 (stub) VALUES ('a')")
+            raise AssertionError("the follower issued a ticket")
+        except pymysql.err.OperationalError as e:
+            assert e.args[0] == 1290 and f"127.0.0.1:{a.mysql_port}" in e.args[1], e.args
+        with conn.cursor() as c:
+            c.execute("SHOW STATUS LIKE 'Ticketd_role'")
+            assert c.fetchall() == (("Ticketd_role", "follower"),)
+        conn.close()
+        try:
+            urllib.request.urlopen(urllib.request.Request(
+                f"http://127.0.0.1:{b.http_port}/v1/sequences/Tickets64/next", data=b"{}",
+                headers={"Content-Type": "application/json"}), timeout=2)
+            raise AssertionError("the follower answered /next")
+        except urllib.error.HTTPError as e:
+            body = json.loads(e.read())
+            assert e.code == 503 and body["error"]["code"] == "not_leader", body
+            assert body["error"]["leader"] == f"127.0.0.1:{a.http_port}", body
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{b.http_port}/readyz", timeout=2)
+            raise AssertionError("a follower is ready")
+        except urllib.error.HTTPError as e:
+            assert e.code == 503
+
+        clients = Clients(instances)
+        clients.start()
+        times = []
+        for _ in range(10):
+            time.sleep(1.0)
+            leader = wait_leader(instances)
+            before = clients.count()
+            killed_at = time.time()
+            leader.kill9()
+            took = clients.first_after(killed_at, 1 - instances.index(leader))
+            times.append(took)
+            print(f"fail-over: first ticket from the new leader {took:.2f} s after kill -9 "
+                  f"({before} tickets so far)", flush=True)
+            leader.start(wait=False)
+            wait_role(leader, "follower")
+        time.sleep(0.5)
+        clients.finish()
+        assert_unique(clients.acked)
+        print(f"{len(clients.acked)} tickets, none twice; fail-over min/avg/max "
+              f"{min(times):.2f}/{sum(times) / len(times):.2f}/{max(times):.2f} s "
+              f"(leader_ttl_s {TTL_S})", flush=True)
+        assert max(times) < TTL_S + 1, times  # the goal: under leader_ttl_s + 1 s
+    finally:
+        for t in instances:
+            t.cleanup()
+
+
+def test_fencing(cluster):
+    a, b = make_instance(cluster), make_instance(cluster)
+    try:
+        a.start()
+        wait_role(a, "leader")
+        b.start()
+        wait_role(b, "follower")
+        conn = take(a)
+        with conn.cursor() as c:
+            c.execute("REPLACE INTO Tickets64 (stub) VALUES ('a')")
+            first = c.lastrowid
+        a.proc.send_signal(signal.SIGSTOP)
+        wait_role(b, "leader", timeout=TTL_S + 10)
+        conn_b = take(b)
+        with conn_b.cursor() as c:
+            c.execute("REPLACE INTO Tickets64 (stub) VALUES ('a')")
+            from_b = c.lastrowid
+        assert from_b > first, (first, from_b)
+        a.proc.send_signal(signal.SIGCONT)
+        # The old leader must not issue again, not even from its in-memory cache.
+        with conn.cursor() as c:
+            try:
+                c.execute("REPLACE INTO Tickets64 (stub) VALUES ('a')")
+                raise AssertionError(f"the deposed leader issued {c.lastrowid}")
+            except pymysql.err.OperationalError as e:
+                assert e.args[0] in (1290, 1053, 2013), e.args
+        conn.close()
+        wait_role(a, "follower", timeout=30)
+        assert "leadership lost" in a.log_text()
+        with conn_b.cursor() as c:
+            c.execute("REPLACE INTO Tickets64 (stub) VALUES ('a')")
+            assert c.lastrowid > from_b
+        conn_b.close()
+        print("fencing: the SIGSTOPped leader issued nothing after SIGCONT and rejoined as a "
+              "follower", flush=True)
+    finally:
+        try:
+            a.proc.send_signal(signal.SIGCONT)
+        except Exception:  # noqa: BLE001
+            pass
+        a.cleanup()
+        b.cleanup()
+
+
+def test_etcd_faults(cluster):
+    a = make_instance(cluster)
+    try:
+        a.start()
+        wait_role(a, "leader")
+        clients = Clients([a, a], n=8)
+        clients.start()
+        time.sleep(1)
+        cluster.kill_member(0)
+        n = clients.count()
+        time.sleep(3)
+        assert clients.count() > n + 10, "no tickets with one etcd member down"
+        print(f"one etcd member down: {clients.count() - n} tickets in 3 s", flush=True)
+        cluster.kill_member(1)
+        time.sleep(TTL_S + 1)
+        stalled = clients.count()
+        time.sleep(2)
+        assert clients.count() == stalled, "tickets issued without an etcd quorum"
+        conn = None
+        try:
+            conn = take(a)
+            with conn.cursor() as c:
+                c.execute("REPLACE INTO Tickets64 (stub) VALUES ('a')")
+            raise AssertionError("issued without quorum")
+        except pymysql.err.OperationalError as e:
+            print(f"without quorum: {e.args}", flush=True)
+            assert e.args[0] in (1290, 1105), e.args
+        finally:
+            if conn:
+                conn.close()
+        cluster.start_member(0)
+        cluster.start_member(1)
+        deadline = time.time() + 60
+        while clients.count() == stalled and time.time() < deadline:
+            time.sleep(0.1)
+        assert clients.count() > stalled, "no tickets after quorum returned"
+        time.sleep(1)
+        clients.finish()
+        assert_unique(clients.acked)
+        print(f"quorum back: issuing again; {len(clients.acked)} tickets, none twice", flush=True)
+    finally:
+        a.cleanup()
+
+
+def main():
+    which = sys.argv[1]
+    cluster = EtcdCluster().start()
+    try:
+        {"failover": test_failover, "fencing": test_fencing,
+         "etcd_faults": test_etcd_faults}[which](cluster)
+    finally:
+        cluster.cleanup()
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()
