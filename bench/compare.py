@@ -209,6 +209,7 @@ def restart_cost(server, frontend, sequence, hilo):
         last = first
         while t.block:
             last = t.take()
+        t.conn = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=30)
         return f"{t.take() - last - 1} values", elapsed_ms
     while True:
         try:

@@ -222,6 +222,7 @@ SnowflakeNext SnowflakeGenerator::try_next() {
   }
   if (effects.write) submit(std::move(*effects.write));
   if (effects.event) report(*effects.event);
+  if (!effects.rebind_note.empty()) log::info(effects.rebind_note);
   return result;
 }
 
@@ -229,7 +230,7 @@ SnowflakeNext SnowflakeGenerator::next_locked(std::int64_t now, Effects& effects
   if (closed_) {
     return fail(TicketErrc::kShuttingDown, "snowflake '" + options_.name + "' is closed");
   }
-  if (auto refused = check_lease_locked(now)) return std::move(*refused);
+  if (auto refused = check_lease_locked(now, effects)) return std::move(*refused);
   const std::int64_t previous_reading = last_reading_ms_;
   last_reading_ms_ = now;
   const std::int64_t now_tick = options_.layout.tick_of(now);
@@ -247,7 +248,8 @@ SnowflakeNext SnowflakeGenerator::next_locked(std::int64_t now, Effects& effects
   return retry(options_.layout.unix_ms_of(last_tick_ + 1), kSequenceFull);
 }
 
-std::optional<SnowflakeNext> SnowflakeGenerator::check_lease_locked(std::int64_t now) {
+std::optional<SnowflakeNext> SnowflakeGenerator::check_lease_locked(std::int64_t now,
+                                                                    Effects& effects) {
   if (!options_.lease) return std::nullopt;
   const WorkerLeaseState st = options_.lease->state();
   if (!st.held || now >= st.valid_until_unix_ms || now < st.renewed_at_unix_ms) {
@@ -287,9 +289,10 @@ std::optional<SnowflakeNext> SnowflakeGenerator::check_lease_locked(std::int64_t
       // mixes two generations.
       last_sequence_ = max_sequence_;
     }
-    log::info("snowflake '" + options_.name + "': worker ID " + std::to_string(worker_id_) +
-              " (generation " + std::to_string(st.generation) + "), IDs resume after " +
-              format_utc_ms(options_.layout.unix_ms_of(std::max<std::int64_t>(last_tick_, 0))));
+    effects.rebind_note =
+        "snowflake '" + options_.name + "': worker ID " + std::to_string(worker_id_) +
+        " (generation " + std::to_string(st.generation) + "), IDs resume after " +
+        format_utc_ms(options_.layout.unix_ms_of(std::max<std::int64_t>(last_tick_, 0)));
   }
   lease_issue_until_ms_ = st.issue_until_unix_ms;
   return std::nullopt;

@@ -202,13 +202,14 @@ class SnowflakeGenerator : public std::enable_shared_from_this<SnowflakeGenerato
   struct Effects {
     std::optional<ClockEvent> event;
     std::optional<HwmWrite> write;
+    std::string rebind_note;  // logged: the generator moved to a new lease generation
   };
 
   // Members ending in _locked require mutex_.
   [[nodiscard]] SnowflakeNext next_locked(std::int64_t now, Effects& effects);
   /// Checks the lease (when there is one) and rebinds on a new generation; an error when no
   /// ID may be issued now.
-  [[nodiscard]] std::optional<SnowflakeNext> check_lease_locked(std::int64_t now);
+  [[nodiscard]] std::optional<SnowflakeNext> check_lease_locked(std::int64_t now, Effects& effects);
   [[nodiscard]] SnowflakeNext behind_locked(std::int64_t now, std::int64_t previous_reading,
                                             Effects& effects);
   [[nodiscard]] SnowflakeNext issue_locked(std::int64_t tick, std::uint64_t sequence,
