@@ -53,12 +53,12 @@ bool EtcdLeaderElection::wait_for(std::chrono::milliseconds d) {
   return !wake_.wait_for(lock, d, [this] { return stopping_; });
 }
 
-bool EtcdLeaderElection::campaign() {
+std::optional<EtcdLeaderElection::Won> EtcdLeaderElection::campaign() {
   namespace e = etcd;
   auto current = client_.get(options_.leader_key);
   if (!current) {
     log::warn("leader election: " + current.error().message);
-    return false;
+    return std::nullopt;
   }
   if (!current->kvs.empty()) {
     const auto& kv = current->kvs.front();
@@ -66,13 +66,10 @@ bool EtcdLeaderElection::campaign() {
       // An earlier campaign whose reply was lost did win. Its lease may be close to expiry:
       // one keepalive proves it alive before serving.
       const std::int64_t sent = clock_.now_unix_ms();
-      if (client_.keepalive(lease_id_)) {
-        gate_.lead(kv.create_revision, sent);
-        return true;
-      }
+      if (client_.keepalive(lease_id_)) return Won{kv.create_revision, sent};
     }
     gate_.follow(decode_leader_value(kv.value));
-    return false;
+    return std::nullopt;
   }
   // The key is absent: a fresh lease (an older one may have expired unattended), then the
   // create-if-absent transaction.
@@ -80,7 +77,7 @@ bool EtcdLeaderElection::campaign() {
   auto lease = client_.grant_lease(options_.ttl_s);
   if (!lease) {
     log::warn("leader election: " + lease.error().message);
-    return false;
+    return std::nullopt;
   }
   lease_id_ = lease->id;
   e::TxnRequest txn;
@@ -91,13 +88,12 @@ bool EtcdLeaderElection::campaign() {
   auto r = client_.txn(txn);
   if (!r) {
     log::warn("leader election: " + r.error().message);
-    return false;
+    return std::nullopt;
   }
   if (r->succeeded) {
     // The put ran at the transaction's revision: the key's create revision, our term.
-    gate_.lead(r->header.revision, sent);
     log::info("leader election: elected at revision " + std::to_string(r->header.revision));
-    return true;
+    return Won{r->header.revision, sent};
   }
   // Someone else won in between: our lease is useless, let it go.
   (void)client_.revoke(lease_id_);  // best effort: it expires on its own anyway
@@ -107,7 +103,7 @@ bool EtcdLeaderElection::campaign() {
   if (range != nullptr && !range->kvs.empty()) {
     gate_.follow(decode_leader_value(range->kvs.front().value));
   }
-  return false;
+  return std::nullopt;
 }
 
 bool EtcdLeaderElection::keep_leading() {
@@ -141,15 +137,20 @@ void EtcdLeaderElection::run() {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
     }
-    if (!campaign()) {
+    auto won = campaign();
+    if (!won) {
       if (!wait_for(options_.poll_interval)) break;
       continue;
     }
-    if (auto r = on_elected_(gate_.view().revision); !r) {
+    if (auto r = on_elected_(won->revision); !r) {
       gate_.depose();
       on_deposed_("loading the engine after winning failed: " + r.error().message);
       break;
     }
+    // Only now, with every sequence loaded, does the gate open. The renewal time is the one
+    // proven before loading, so a load slower than the lease leaves the gate shut until the
+    // next keepalive (or the lease turns out lost).
+    gate_.lead(won->revision, won->renewal_sent_ms);
     if (keep_leading()) break;  // stopping
     gate_.depose();
     on_deposed_("the leader lease expired: another instance may lead");

@@ -34,7 +34,9 @@ struct LeaderElectionOptions {
 /// The key's create revision is the leadership term: the etcd store fences commits on it.
 ///
 /// `on_elected(revision)` runs on the election thread right after winning and must load the
-/// engine; an error there gives leadership up. `on_deposed(why)` runs once when the lease is
+/// engine; an error there gives leadership up. The gate opens only after it returned: a request
+/// let in earlier would find no sequences (HTTP 404, MySQL "table doesn't exist") although they
+/// exist, and a client would take that as final. `on_deposed(why)` runs once when the lease is
 /// found expired (or cannot be proven alive any more): the gate is already closed by then.
 /// A follower polls (the JSON gateway's watch is a stream the synchronous client lacks); the
 /// poll interval adds at most that much to a fail-over.
@@ -56,8 +58,13 @@ class EtcdLeaderElection {
 
  private:
   void run();
-  // One campaign: true when this instance now leads.
-  bool campaign();
+  // What a won campaign tells run(): the term, and when the lease was last proven alive.
+  struct Won {
+    std::int64_t revision = 0;
+    std::int64_t renewal_sent_ms = 0;
+  };
+  // One campaign: set when this instance now leads (the gate is not open yet).
+  std::optional<Won> campaign();
   // Keeps the lease alive until it is lost or stop(); false when lost.
   bool keep_leading();
   bool wait_for(std::chrono::milliseconds d);  // false when stopping

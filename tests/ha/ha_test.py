@@ -1,5 +1,6 @@
 """High availability on etcd: two ticketd instances share a real three-member etcd cluster.
-Usage: ha_test.py failover|fencing|etcd_faults"""
+Usage: ha_test.py failover|gapless_failover|fencing|etcd_faults"""
+import http.client
 import json
 import os
 import signal
@@ -10,7 +11,10 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "protocol"))
 import pymysql  # noqa: E402
+
+from gapless_test import audit, committed_set, settle  # noqa: E402
 
 from etcd_cluster import EtcdCluster  # noqa: E402
 from ticketd_process import Ticketd  # noqa: E402
@@ -31,11 +35,17 @@ http:
   listen: 127.0.0.1:{{http_port}}
 sequences:
   - {{{{ name: Tickets64, kind: ticket, cache: 1000 }}}}
-"""
+{extra}"""
+
+# MySQL reservations are session-scoped and use the sequence's TTL; HTTP clients ask for
+# HTTP_TTL_MS so that a reservation made on a leader that dies can be committed on the next one.
+GAPLESS = "  - {{ name: Invoices, kind: gapless, reservation_ttl_ms: 1000 }}\n"  # Ticketd formats it
+HTTP_TTL_MS = 6000
 
 
-def make_instance(cluster):
-    return Ticketd(config=CONFIG.format(endpoints=", ".join(cluster.endpoints), ttl=TTL_S))
+def make_instance(cluster, extra=""):
+    return Ticketd(config=CONFIG.format(endpoints=", ".join(cluster.endpoints), ttl=TTL_S,
+                                        extra=extra))
 
 
 def cluster_view(t):
@@ -208,6 +218,179 @@ def test_failover(cluster):
             t.cleanup()
 
 
+class GaplessClients:
+    """MySQL clients doing BEGIN; SELECT NEXTVAL(Invoices); COMMIT and HTTP clients reserving,
+    then committing (on whichever instance leads by then), against whichever instance answers.
+    Every acknowledged commit is kept; so is anything that must never happen."""
+
+    def __init__(self, instances, n_mysql=4, n_http=4):
+        self.instances = instances
+        self.acked = []
+        self.failures = []
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.last_ok = [0.0, 0.0]  # per instance: when it last acknowledged a gapless commit
+        self.threads = [threading.Thread(target=self.mysql_client, args=(i,))
+                        for i in range(n_mysql)]
+        self.threads += [threading.Thread(target=self.http_client, args=(i,))
+                         for i in range(n_http)]
+
+    def ack(self, n, which):
+        with self.lock:
+            self.acked.append(n)
+            self.last_ok[which] = time.time()
+
+    def fail(self, what):
+        with self.lock:
+            self.failures.append(what)
+
+    def mysql_client(self, i):
+        conn = None
+        which = i % 2
+        while not self.stop.is_set():
+            try:
+                if conn is None:
+                    conn = take(self.instances[which])
+                with conn.cursor() as c:
+                    c.execute("BEGIN")
+                    c.execute("SELECT NEXTVAL(Invoices)")
+                    n = int(c.fetchone()[0])
+                    c.execute("COMMIT")
+                self.ack(n, which)
+            except Exception:  # noqa: BLE001 - not the leader, killed, or lost: not acknowledged
+                if conn is not None:
+                    try:
+                        conn.close()
+                    except Exception:  # noqa: BLE001
+                        pass
+                conn = None
+                which = 1 - which
+                time.sleep(0.01)
+
+    def call(self, which, method, path, body=None):
+        """(status, json) from instance `which`, or (None, None) when it does not answer."""
+        t = self.instances[which]
+        conn = http.client.HTTPConnection("127.0.0.1", t.http_port, timeout=2)
+        try:
+            conn.request(method, path, body=json.dumps(body) if body is not None else None,
+                         headers={"Content-Type": "application/json"})
+            r = conn.getresponse()
+            raw = r.read()
+            return r.status, (json.loads(raw) if raw else None)
+        except (OSError, ValueError, http.client.HTTPException):
+            return None, None
+        finally:
+            conn.close()
+
+    def http_client(self, i):
+        which = i % 2
+        base = "/v1/sequences/Invoices/reservations"
+        while not self.stop.is_set():
+            status, r = self.call(which, "POST", base, {"holder": f"h{i}", "ttl_ms": HTTP_TTL_MS})
+            if status != 201:
+                if status not in (None, 503):
+                    self.fail(f"reserve answered {status} {r}")
+                which = 1 - which
+                time.sleep(0.01)
+                continue
+            # The reservation is durable: commit it on whichever instance leads, until its TTL.
+            deadline = time.time() + HTTP_TTL_MS / 1000
+            while time.time() < deadline:
+                status, c = self.call(which, "POST", f"{base}/{r['reservation_id']}/commit")
+                if status == 200:
+                    self.ack(int(r["id"]), which)
+                    break
+                if status == 409:
+                    break  # expired, or committed by a request whose answer was lost
+                if status not in (None, 500, 503):
+                    self.fail(f"commit of {r['id']} answered {status} {c}")
+                    break
+                which = 1 - which
+                time.sleep(0.01)
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join()
+
+    def count(self):
+        with self.lock:
+            return len(self.acked)
+
+    def first_after(self, since, instance, timeout=30):
+        """Seconds from `since` to the first gapless commit `instance` acknowledged after it."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self.lock:
+                if self.last_ok[instance] > since:
+                    return self.last_ok[instance] - since
+            time.sleep(0.005)
+        raise AssertionError("no gapless commit after fail-over")
+
+
+def test_gapless_failover(cluster):
+    """The leader is killed -9 ten times while ticket and gapless clients run. No gapless number
+    is acknowledged twice, every acknowledged commit is in the new leader's audit, there are
+    no holes, and once settled the committed numbers are exactly {1 … N}."""
+    a, b = make_instance(cluster, GAPLESS), make_instance(cluster, GAPLESS)
+    instances = [a, b]
+    try:
+        a.start()
+        wait_role(a, "leader")
+        b.start()
+        wait_role(b, "follower")
+        tickets = Clients(instances, n=4)
+        gapless = GaplessClients(instances)
+        tickets.start()
+        gapless.start()
+        times = []
+        for _ in range(10):
+            time.sleep(1.0)
+            leader = wait_leader(instances)
+            before = gapless.count()
+            killed_at = time.time()
+            leader.kill9()
+            took = gapless.first_after(killed_at, 1 - instances.index(leader))
+            times.append(took)
+            print(f"fail-over: first gapless commit on the new leader {took:.2f} s after kill -9 "
+                  f"({before} commits so far)", flush=True)
+            leader.start(wait=False)
+            wait_role(leader, "follower")
+        time.sleep(0.5)
+        gapless.finish()
+        tickets.finish()
+        assert_unique(tickets.acked)
+        assert gapless.failures == [], gapless.failures[:10]
+        assert_unique(gapless.acked)
+        leader = wait_leader(instances)
+        au = audit(leader, "Invoices")
+        assert au["holes"] == [], au["holes"][:20]
+        committed = committed_set(au, 1)
+        assert len(committed) == au["committed"], (len(committed), au["committed"])
+        lost = set(gapless.acked) - committed
+        assert not lost, f"acknowledged commits missing on the new leader: {sorted(lost)[:20]}"
+        au, taken = settle(leader, "Invoices", 1)
+        n = int(au["committed_through"])
+        assert au["holes"] == [] and au["pending"] == [] and au["released"] == [], au
+        assert int(au["high"]) == n and au["committed"] == n, au
+        assert committed_set(au, 1) == set(range(1, n + 1))
+        assert set(gapless.acked) | taken <= set(range(1, n + 1))
+        assert not set(gapless.acked) & taken, "a released number was acknowledged before"
+        print(f"{len(gapless.acked)} gapless commits acknowledged, none twice, all in the audit; "
+              f"committed = 1..{n} after settling ({len(taken)} released numbers reused; "
+              f"{len(tickets.acked)} tickets, none twice); first gapless commit after kill -9 "
+              f"min/avg/max {min(times):.2f}/{sum(times) / len(times):.2f}/{max(times):.2f} s "
+              f"(leader_ttl_s {TTL_S})", flush=True)
+        assert max(times) < TTL_S + 2, times
+    finally:
+        for t in instances:
+            t.cleanup()
+
+
 def test_fencing(cluster):
     a, b = make_instance(cluster), make_instance(cluster)
     try:
@@ -300,7 +483,8 @@ def main():
     which = sys.argv[1]
     cluster = EtcdCluster().start()
     try:
-        {"failover": test_failover, "fencing": test_fencing,
+        {"failover": test_failover, "gapless_failover": test_gapless_failover,
+         "fencing": test_fencing,
          "etcd_faults": test_etcd_faults}[which](cluster)
     finally:
         cluster.cleanup()
