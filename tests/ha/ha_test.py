@@ -60,7 +60,9 @@ def wait_role(t, role, timeout=20):
     deadline = time.time() + timeout
     while time.time() < deadline:
         v = cluster_view(t)
-        if v and v["role"] == role and (role != "leader" or v["serving"]):
+        # A follower counts once it has seen who leads (it learns that by polling the key).
+        if v and v["role"] == role and (role != "leader" or v["serving"]) and (
+                role != "follower" or v.get("leader")):
             return v
         time.sleep(0.05)
     raise AssertionError(f"instance on {t.mysql_port} never became {role}:\n{t.log_text()[-3000:]}")
