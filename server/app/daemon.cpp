@@ -263,7 +263,9 @@ int Daemon::run() {
     rocksdb = std::move(*opened);
     store = rocksdb.get();
   }
-  GroupCommitter committer(*store);
+  // etcd refuses transactions of more than --max-txn-ops operations (128 by default).
+  constexpr std::size_t kEtcdMaxMutationsPerCommit = 100;
+  GroupCommitter committer(*store, ha ? kEtcdMaxMutationsPerCommit : 0);
   TicketService service(*store, committer);
   SystemClock clock;
   RetryScheduler retries;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <iterator>
 #include <random>
 #include <utility>
 
@@ -316,8 +317,13 @@ void GaplessSequence::submit_locked(std::vector<Mutation> mutations, GroupCommit
   const std::uint64_t folded = first_open_;
   std::vector<std::string> deletes;
   if (!f_written_ || folded != disk_first_open_ || !fold_deletes_.empty()) {
-    deletes = std::move(fold_deletes_);
-    fold_deletes_.clear();
+    // At most kMaxFoldDeletes ride along, so one write stays small (etcd bounds a
+    // transaction); "c/" keys left below the frontier are redundant until a later write.
+    constexpr std::size_t kMaxFoldDeletes = 32;
+    const auto n = std::min(fold_deletes_.size(), kMaxFoldDeletes);
+    const auto split = fold_deletes_.end() - static_cast<std::ptrdiff_t>(n);
+    deletes.assign(std::make_move_iterator(split), std::make_move_iterator(fold_deletes_.end()));
+    fold_deletes_.erase(split, fold_deletes_.end());
     for (const auto& k : deletes) mutations.push_back(Mutation{k, std::nullopt});
     mutations.push_back(Mutation{prefix_ + "f", encode_frontier(folded, first_, spec_.increment)});
   }

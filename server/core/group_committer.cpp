@@ -2,12 +2,14 @@
 
 #include <chrono>
 #include <future>
+#include <iterator>
 
 #include "server/core/ticket_errc.h"
 
 namespace ticketd {
 
-GroupCommitter::GroupCommitter(CounterStore& store) : store_(store) {
+GroupCommitter::GroupCommitter(CounterStore& store, std::size_t max_mutations_per_commit)
+    : store_(store), max_mutations_(max_mutations_per_commit) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -55,7 +57,20 @@ void GroupCommitter::run() {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything submitted has been committed
-      batch.swap(queue_);
+      if (max_mutations_ == 0) {
+        batch.swap(queue_);
+      } else {
+        std::size_t taken = 0;
+        std::size_t count = 0;
+        while (taken < queue_.size() &&
+               (taken == 0 || count + queue_[taken].mutations.size() <= max_mutations_)) {
+          count += queue_[taken].mutations.size();
+          ++taken;
+        }
+        const auto end = queue_.begin() + static_cast<std::ptrdiff_t>(taken);
+        batch.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(end));
+        queue_.erase(queue_.begin(), end);
+      }
     }
     mutations.clear();
     for (auto& r : batch) {

@@ -33,7 +33,10 @@ class GroupCommitter {
     bool last_commit_ok = true;  // readiness: the most recent durable write succeeded
   };
 
-  explicit GroupCommitter(CounterStore& store);
+  /// `max_mutations_per_commit` (0: no limit) caps one commit for stores that bound a
+  /// transaction (etcd refuses more than --max-txn-ops operations, 128 by default): requests
+  /// are taken in order until the next would pass the cap; a larger request goes alone.
+  explicit GroupCommitter(CounterStore& store, std::size_t max_mutations_per_commit = 0);
   ~GroupCommitter();
   GroupCommitter(const GroupCommitter&) = delete;
   GroupCommitter& operator=(const GroupCommitter&) = delete;
@@ -54,6 +57,7 @@ class GroupCommitter {
   void run();
 
   CounterStore& store_;
+  const std::size_t max_mutations_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<Request> queue_;

@@ -41,6 +41,31 @@ TEST(GroupCommitter, RequestsQueuedDuringACommitShareTheNextOne) {
   EXPECT_EQ(stats.requests, 101u);
 }
 
+TEST(GroupCommitter, ACapSplitsABatchInSubmissionOrder) {
+  ScriptedStore store;
+  GroupCommitter committer(store, 10);
+  store.hold();
+  std::atomic<int> ok{0};
+  committer.submit(put("first", "1"), [&](const DetailedResult<void>& r) { ok += r ? 1 : 0; });
+  store.wait_entered(1);
+  // 25 single-key requests behind the held commit: at most 10 keys per commit, in order.
+  for (int i = 0; i < 25; ++i) {
+    committer.submit(put("k" + std::to_string(i), "v"),
+                     [&](const DetailedResult<void>& r) { ok += r ? 1 : 0; });
+  }
+  // One request larger than the cap still goes (alone).
+  std::vector<Mutation> big;
+  for (int i = 0; i < 15; ++i) big.push_back(Mutation{"big" + std::to_string(i), "v"});
+  committer.submit(std::move(big), [&](const DetailedResult<void>& r) { ok += r ? 1 : 0; });
+  store.release();
+  committer.stop();
+  EXPECT_EQ(ok.load(), 27);
+  // held commit, then 10 + 10 + 5 keys, then the big one alone.
+  EXPECT_EQ(store.commit_count(), 5u);
+  EXPECT_EQ(store.inner().get("k24").value(), std::optional<std::string>("v"));
+  EXPECT_EQ(store.inner().get("big14").value(), std::optional<std::string>("v"));
+}
+
 TEST(GroupCommitter, AFailedCommitFailsEveryRequestInIt) {
   ScriptedStore store;
   GroupCommitter committer(store);
