@@ -155,6 +155,12 @@ class Loader {
                             ".kind: snowflake is not supported with storage.engine etcd");
         }
       }
+      // Worker pools load their leases when ticketd starts, not when it wins the election, so a
+      // new leader would not see leases granted by the previous one.
+      for (const auto& p : c.worker_pools) {
+        errors_.push_back(source_ + ":" + std::to_string(p.line) + ": worker_pools." + p.name +
+                          ": worker pools are not supported with storage.engine etcd");
+      }
     }
     return c;
   }

@@ -306,6 +306,10 @@ TEST(ConfigLoader, EtcdStorageErrorsNameKeyAndLine) {
       "storage:\n  engine: etcd\n  endpoints: [http://a:1]\nsequences:\n"
       "  - { name: S, kind: snowflake }\n",
       {"sequences.S.kind", "not supported with storage.engine etcd"});
+  expect_error(
+      "storage:\n  engine: etcd\n  endpoints: [http://a:1]\nworker_pools:\n"
+      "  - { name: orders, size: 8 }\n",
+      {"t.yaml:5: worker_pools.orders", "not supported with storage.engine etcd"});
 }
 
 }  // namespace
