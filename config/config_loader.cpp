@@ -312,10 +312,11 @@ class Loader {
 
   // Validates http://HOST:PORT endpoint lists (snowflake.worker_id and storage share the rule).
   void load_endpoints(const YAML::Node& endpoints, const YAML::Node& parent,
-                      const std::string& path, std::vector<std::string>& out) {
+                      const std::string& path, std::vector<std::string>& out,
+                      std::string_view needs = "needs") {
     if (!endpoints || !endpoints.IsSequence() || endpoints.size() == 0) {
       error(endpoints ? endpoints : parent, path,
-            "needs a list of endpoints like [http://127.0.0.1:2379]");
+            std::string(needs) + " a list of endpoints like [http://127.0.0.1:2379]");
       return;
     }
     for (std::size_t i = 0; i < endpoints.size(); ++i) {
@@ -358,25 +359,7 @@ class Loader {
   }
 
   void load_etcd_worker(const YAML::Node& w, const std::string& wp, SnowflakeConfig& sf) {
-    auto endpoints = w["endpoints"];
-    if (!endpoints || !endpoints.IsSequence() || endpoints.size() == 0) {
-      error(endpoints ? endpoints : w, wp + ".endpoints",
-            "source etcd needs a list of endpoints like [http://127.0.0.1:2379]");
-    } else {
-      for (std::size_t i = 0; i < endpoints.size(); ++i) {
-        const auto& e = endpoints[i];
-        const std::string text = e.IsScalar() ? e.Scalar() : std::string();
-        constexpr std::string_view kScheme = "http://";
-        std::string rest = text.starts_with(kScheme) ? text.substr(kScheme.size()) : "";
-        if (rest.ends_with('/')) rest.pop_back();
-        if (rest.empty() || !parse_listen(rest)) {
-          error(e, wp + ".endpoints[" + std::to_string(i) + "]",
-                "expected http://HOST:PORT, got '" + text + "'");
-          continue;
-        }
-        sf.etcd_endpoints.push_back(text);
-      }
-    }
+    load_endpoints(w["endpoints"], w, wp + ".endpoints", sf.etcd_endpoints, "source etcd needs");
     if (get_string(w, wp, "prefix", sf.etcd_prefix) &&
         (sf.etcd_prefix.empty() || sf.etcd_prefix.back() != '/')) {
       error(w["prefix"], wp + ".prefix",

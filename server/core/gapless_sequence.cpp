@@ -556,6 +556,12 @@ void GaplessSequence::on_released(std::uint64_t n, const DetailedResult<void>& r
   done(Error{TicketErrc::kStorageFailed, r.error().message});
 }
 
+Error GaplessSequence::queue_timeout() const {
+  return Error{TicketErrc::kQueueTimeout, "gapless sequence '" + spec_.name +
+                                              "' (strict order): no turn within " +
+                                              std::to_string(options_.strict_wait_ms) + " ms"};
+}
+
 void GaplessSequence::admit_waiters_locked(Deferred& later) {
   const auto now = clock_.now_unix_ms();
   while (entries_.empty() && !waiters_.empty()) {
@@ -563,11 +569,7 @@ void GaplessSequence::admit_waiters_locked(Deferred& later) {
     waiters_.pop_front();
     if (now >= w.deadline_unix_ms) {
       ++queue_timeouts_;
-      later.push_back([done = std::move(w.done), name = spec_.name, ms = options_.strict_wait_ms] {
-        done(Error{TicketErrc::kQueueTimeout, "gapless sequence '" + name +
-                                                  "' (strict order): no turn within " +
-                                                  std::to_string(ms) + " ms"});
-      });
+      later.push_back([done = std::move(w.done), e = queue_timeout()] { done(e); });
       continue;
     }
     start_locked(std::move(w), later);
@@ -595,12 +597,7 @@ std::size_t GaplessSequence::expire_due() {
       }
       ++queue_timeouts_;
       ++ended;
-      later.push_back(
-          [done = std::move(it->done), name = spec_.name, ms = options_.strict_wait_ms] {
-            done(Error{TicketErrc::kQueueTimeout, "gapless sequence '" + name +
-                                                      "' (strict order): no turn within " +
-                                                      std::to_string(ms) + " ms"});
-          });
+      later.push_back([done = std::move(it->done), e = queue_timeout()] { done(e); });
       it = waiters_.erase(it);
     }
   }

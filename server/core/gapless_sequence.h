@@ -154,6 +154,7 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
   void on_finished(std::uint64_t number, std::optional<std::string> void_reason,
                    const DetailedResult<void>& r, GaplessDone done);
   void on_released(std::uint64_t number, const DetailedResult<void>& r, GaplessDone done);
+  [[nodiscard]] Error queue_timeout() const;
   // Under mutex_: starts queued strict-order callers while it is their turn.
   void admit_waiters_locked(Deferred& later);
   void release_locked(std::uint64_t number, GaplessDone done, Deferred& later);
