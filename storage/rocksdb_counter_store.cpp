@@ -4,6 +4,10 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
 namespace ticketd {
 namespace {
 
@@ -20,9 +24,48 @@ Error to_error(const rocksdb::Status& s, std::string_view what) {
   return Error{code, std::string(what) + ": " + s.ToString()};
 }
 
+// What the directory holds before RocksDB opens it.
+struct DirContents {
+  bool current = false;                // the CURRENT file that names the live MANIFEST
+  std::vector<std::string> manifests;  // MANIFEST-*
+  std::vector<std::string> data;       // *.log (write-ahead logs) and *.sst
+};
+
+DirContents inspect(const std::string& dir) {
+  DirContents c;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == "CURRENT") {
+      c.current = true;
+    } else if (name.starts_with("MANIFEST-")) {
+      c.manifests.push_back(name);
+    } else if (name.ends_with(".log") || name.ends_with(".sst")) {
+      c.data.push_back(name);
+    }
+  }
+  std::sort(c.manifests.begin(), c.manifests.end());
+  std::sort(c.data.begin(), c.data.end());
+  return c;
+}
+
+// The write-ahead logs and their sizes, for messages about a store that opened too low.
+std::string describe_logs(const std::string& dir, const DirContents& c) {
+  std::string out;
+  for (const auto& name : c.data) {
+    if (!name.ends_with(".log")) continue;
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(dir + "/" + name, ec);
+    out += (out.empty() ? "" : ", ") + name + " (" + (ec ? "?" : std::to_string(size)) + " bytes)";
+  }
+  return out.empty() ? "no write-ahead log (*.log) present" : "write-ahead logs: " + out;
+}
+
 }  // namespace
 
-RocksDbCounterStore::RocksDbCounterStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
+RocksDbCounterStore::RocksDbCounterStore(std::unique_ptr<rocksdb::DB> db,
+                                         std::unique_ptr<DurableMark> mark)
+    : db_(std::move(db)), mark_(std::move(mark)) {}
 
 RocksDbCounterStore::~RocksDbCounterStore() {
   if (db_) {
@@ -35,17 +78,80 @@ RocksDbCounterStore::~RocksDbCounterStore() {
 
 DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
     const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Error{StorageErrc::kIo, "create data directory '" + dir + "': " + ec.message()};
+  const DirContents contents = inspect(dir);
+  auto mark = DurableMark::open(dir);
+  if (!mark) return mark.error();
+  const std::optional<std::uint64_t> acknowledged = (*mark)->stored();
+  // A store is created only in a directory that never held one. Without CURRENT, RocksDB would
+  // start an empty store next to the old files: every counter would begin again.
+  if (!contents.current &&
+      (!contents.manifests.empty() || !contents.data.empty() || acknowledged.value_or(0) > 0)) {
+    std::string detail = contents.manifests.empty()
+                             ? "no MANIFEST file either"
+                             : "its newest MANIFEST is " + contents.manifests.back() +
+                                   " (to restore the pointer: printf '" +
+                                   contents.manifests.back() + "\\n' > " + dir + "/CURRENT)";
+    return Error{StorageErrc::kCorruption,
+                 "data directory '" + dir + "' held a store (" + (*mark)->path() +
+                     " records write " + std::to_string(acknowledged.value_or(0)) +
+                     " as acknowledged) but its CURRENT file is missing; " + detail +
+                     "; refusing to create an empty store over it"};
+  }
   rocksdb::Options options;
-  options.create_if_missing = true;
+  options.create_if_missing = !contents.current;
   // Counters are tiny; keep the footprint small and the WAL the source of truth.
   options.max_open_files = 64;
   options.keep_log_file_num = 4;
   options.write_buffer_size = 4 << 20;
+  // Recovery refuses every damaged record except an incomplete one at the very end of the last
+  // log (a write that a crash interrupted before it was synced, so never acknowledged). The
+  // default, point-in-time recovery, silently drops everything after the first bad record.
+  options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  // The MANIFEST lists the logs it expects: a deleted log fails the open instead of vanishing.
+  options.track_and_verify_wals_in_manifest = true;
+  options.paranoid_checks = true;
+  auto open_error = [&](const rocksdb::Status& st) {
+    Error e = to_error(st, "open RocksDB at '" + dir + "'");
+    if (st.IsCorruption()) {
+      e.message += " (" + describe_logs(dir, contents) + "; RocksDB's LOG file in '" + dir +
+                   "' names the damaged record). ticketd refuses to start on a damaged store";
+    }
+    return e;
+  };
+  // A truncated or emptied log can still look like a torn tail; the mark says what was
+  // acknowledged, and the store must reach at least that far.
+  auto older_than_acknowledged = [&](std::uint64_t reached) -> std::optional<Error> {
+    if (!acknowledged || reached >= *acknowledged) return std::nullopt;
+    return Error{StorageErrc::kCorruption,
+                 "store at '" + dir +
+                     "' is older than what ticketd acknowledged: it reaches write " +
+                     std::to_string(reached) + " but " + (*mark)->path() + " records write " +
+                     std::to_string(*acknowledged) +
+                     " as synced and answered. A write-ahead log was lost, truncated or damaged (" +
+                     describe_logs(dir, contents) +
+                     "); starting would issue values again, so ticketd refuses"};
+  };
+  if (contents.current) {
+    // Checked read-only first, so a refused store stays exactly as it was found: a read-write
+    // open would flush what it recovered and retire the damaged log.
+    rocksdb::DB* raw = nullptr;
+    auto s = rocksdb::DB::OpenForReadOnly(options, dir, &raw);
+    std::unique_ptr<rocksdb::DB> probe(raw);
+    if (!s.ok()) return open_error(s);
+    if (auto e = older_than_acknowledged(probe->GetLatestSequenceNumber())) return *e;
+  }
   rocksdb::DB* raw = nullptr;
   auto s = rocksdb::DB::Open(options, dir, &raw);
   std::unique_ptr<rocksdb::DB> db(raw);
-  if (!s.ok()) return to_error(s, "open RocksDB at '" + dir + "'");
-  return std::unique_ptr<RocksDbCounterStore>(new RocksDbCounterStore(std::move(db)));
+  if (!s.ok()) return open_error(s);
+  const std::uint64_t reached = db->GetLatestSequenceNumber();
+  if (auto e = older_than_acknowledged(reached)) return *e;
+  if (auto r = (*mark)->record(reached, true); !r) return r.error();
+  return std::unique_ptr<RocksDbCounterStore>(
+      new RocksDbCounterStore(std::move(db), std::move(*mark)));
 }
 
 DetailedResult<std::optional<std::string>> RocksDbCounterStore::get(std::string_view key) {
@@ -96,7 +202,8 @@ DetailedResult<void> RocksDbCounterStore::commit(std::span<const Mutation> mutat
   options.sync = true;  // the durability switch: fsync the WAL before returning
   auto s = db_->Write(options, &batch);
   if (!s.ok()) return to_error(s, "synced write");
-  return {};
+  // Every write is synced, so the latest published position is durable in the WAL.
+  return mark_->record(db_->GetLatestSequenceNumber());
 }
 
 }  // namespace ticketd

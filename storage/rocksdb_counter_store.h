@@ -5,6 +5,7 @@
 #include <string>
 
 #include "storage/counter_store.h"
+#include "storage/durable_mark.h"
 
 namespace rocksdb {
 class DB;
@@ -16,6 +17,11 @@ namespace ticketd {
 /// `WriteOptions::sync = true`, so it is on disk before commit() returns. RocksDB's own LOCK file
 /// keeps a second process out of the directory. Thread safety: all members may be called
 /// concurrently (RocksDB serialises writers internally).
+///
+/// Opening never starts on state older than what was acknowledged: a damaged log record (other
+/// than an unsynced torn tail), a log the MANIFEST expects but that is missing, a missing
+/// CURRENT, or a store that reaches a lower write position than its DurableMark records, is
+/// refused with StorageErrc::kCorruption and a message naming the files.
 class RocksDbCounterStore final : public CounterStore {
  public:
   /// Opens (creating if missing) the store in `dir`.
@@ -30,8 +36,9 @@ class RocksDbCounterStore final : public CounterStore {
   [[nodiscard]] DetailedResult<void> commit(std::span<const Mutation> mutations) override;
 
  private:
-  explicit RocksDbCounterStore(std::unique_ptr<rocksdb::DB> db);
+  RocksDbCounterStore(std::unique_ptr<rocksdb::DB> db, std::unique_ptr<DurableMark> mark);
   std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<DurableMark> mark_;
 };
 
 }  // namespace ticketd

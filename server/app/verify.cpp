@@ -20,8 +20,13 @@ int verify_data_dir(const std::string& dir, std::FILE* out) {
   }
   auto store = RocksDbCounterStore::open(dir);
   if (!store) {
-    std::fprintf(out, "verify: %s\n", store.error().message.c_str());
-    return 3;
+    // A damaged store, or one older than what was acknowledged, is a violation (the daemon
+    // refuses it the same way); anything else means the directory could not be opened.
+    const bool damaged = store.error().code == StorageErrc::kCorruption;
+    std::fprintf(out, "%s%s\nverify: %s\n",
+                 damaged ? "VIOLATION " : "verify: ", store.error().message.c_str(),
+                 damaged ? "the store is refused" : "cannot open");
+    return damaged ? 1 : 3;
   }
   std::vector<std::string> problems;
   auto sequences = (*store)->scan(kSequencePrefix);

@@ -1,0 +1,69 @@
+// The highest store position a synced commit reached, kept outside the store's own log.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "server/base/result.h"
+
+namespace ticketd {
+
+/// A small file (`ticketd.durable` in the data directory) that remembers the highest write
+/// position (RocksDB's sequence number) that a synced commit reached, so that opening a store
+/// whose write-ahead log was lost, truncated or damaged is refused instead of resuming lower.
+///
+/// Why a second record: RocksDB replays its WAL up to the first bad record and, after a torn tail,
+/// cannot tell "the last write never finished" from "half of the log is gone". The mark is
+/// written only after RocksDB's synced write returned, so it never runs ahead of what the WAL
+/// holds; a store that opens below it has lost acknowledged writes.
+///
+/// The file holds two fixed-size slots, written alternately, each with a checksum, so a torn slot
+/// leaves the other readable. Updates overwrite in place (no new blocks: a full disk cannot fail
+/// them) and are made durable by `fdatasync` at most once per `sync_interval` and at close; after
+/// a process crash the page cache still holds them. Thread safety: all members may be called
+/// concurrently.
+class DurableMark {
+ public:
+  static constexpr const char* kFileName = "ticketd.durable";
+
+  /// Opens (creating when missing) the mark file in `dir`. `stored()` tells what it held.
+  [[nodiscard]] static DetailedResult<std::unique_ptr<DurableMark>> open(
+      const std::string& dir, std::chrono::milliseconds sync_interval = std::chrono::seconds(1));
+  ~DurableMark();
+  DurableMark(const DurableMark&) = delete;
+  DurableMark& operator=(const DurableMark&) = delete;
+
+  /// The position recorded before this process opened the file; empty when the file was new.
+  [[nodiscard]] std::optional<std::uint64_t> stored() const { return stored_; }
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+  /// Records `position` when it is above what was recorded; `force_sync` makes it durable now.
+  [[nodiscard]] DetailedResult<void> record(std::uint64_t position, bool force_sync = false);
+
+ private:
+  DurableMark(int fd, std::string path, std::optional<std::uint64_t> stored,
+              std::uint64_t generation, std::chrono::milliseconds sync_interval);
+
+  std::mutex mutex_;
+  int fd_;
+  std::string path_;
+  std::optional<std::uint64_t> stored_;
+  std::uint64_t recorded_ = 0;
+  std::uint64_t generation_ = 0;
+  std::chrono::milliseconds sync_interval_;
+  std::chrono::steady_clock::time_point last_sync_{};
+  bool dirty_ = false;
+};
+
+/// Encodes one slot of the mark file (exposed for the codec's tests).
+std::string encode_mark_slot(std::uint64_t position, std::uint64_t generation);
+/// Decodes a slot: {position, generation}, or empty when it is torn or not a slot.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> decode_mark_slot(std::string_view slot);
+
+}  // namespace ticketd
