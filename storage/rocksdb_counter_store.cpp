@@ -1,12 +1,21 @@
 #include "storage/rocksdb_counter_store.h"
 
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/listener.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdarg>
+#include <cstdio>
 #include <filesystem>
+#include <mutex>
+#include <shared_mutex>
 #include <vector>
+
+#include "server/base/log.h"
 
 namespace ticketd {
 namespace {
@@ -22,6 +31,58 @@ Error to_error(const rocksdb::Status& s, std::string_view what) {
     code = StorageErrc::kLocked;
   }
   return Error{code, std::string(what) + ": " + s.ToString()};
+}
+
+// RocksDB's own messages (warnings and errors only) go to ticketd's log, not to a LOG file on the
+// data device: when that device is full, RocksDB's file logger fails, and the Debian build then
+// aborts on an assertion at its next line.
+class ForwardingLogger final : public rocksdb::Logger {
+ public:
+  ForwardingLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (level < GetInfoLogLevel()) return;
+    std::array<char, 1024> line{};
+    std::vsnprintf(line.data(), line.size(), format, ap);
+    const std::string message = std::string("rocksdb: ") + line.data();
+    if (level >= rocksdb::InfoLogLevel::ERROR_LEVEL) {
+      log::error(message);
+    } else {
+      log::warn(message);
+    }
+  }
+  void Logv(const char* format, va_list ap) override {
+    Logv(rocksdb::InfoLogLevel::INFO_LEVEL, format, ap);
+  }
+};
+
+// RocksDB's automatic recovery from a full disk re-uses the failed log writer and, in the Debian
+// build, aborts on an assertion. The store recovers by reopening instead (see commit()).
+class NoAutomaticRecovery final : public rocksdb::EventListener {
+ public:
+  void OnErrorRecoveryBegin(rocksdb::BackgroundErrorReason /*reason*/, rocksdb::Status /*bg_error*/,
+                            bool* auto_recovery) override {
+    *auto_recovery = false;
+  }
+};
+
+rocksdb::Options store_options(bool create) {
+  rocksdb::Options options;
+  options.create_if_missing = create;
+  // Counters are tiny; keep the footprint small and the WAL the source of truth.
+  options.max_open_files = 64;
+  options.keep_log_file_num = 4;
+  options.write_buffer_size = 4 << 20;
+  // Recovery refuses every damaged record except an incomplete one at the very end of the last
+  // log (a write that a crash interrupted before it was synced, so never acknowledged). The
+  // default, point-in-time recovery, silently drops everything after the first bad record.
+  options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  // The MANIFEST lists the logs it expects: a deleted log fails the open instead of vanishing.
+  options.track_and_verify_wals_in_manifest = true;
+  options.paranoid_checks = true;
+  options.info_log = std::make_shared<ForwardingLogger>();
+  options.listeners.push_back(std::make_shared<NoAutomaticRecovery>());
+  return options;
 }
 
 // What the directory holds before RocksDB opens it.
@@ -63,9 +124,9 @@ std::string describe_logs(const std::string& dir, const DirContents& c) {
 
 }  // namespace
 
-RocksDbCounterStore::RocksDbCounterStore(std::unique_ptr<rocksdb::DB> db,
+RocksDbCounterStore::RocksDbCounterStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
                                          std::unique_ptr<DurableMark> mark)
-    : db_(std::move(db)), mark_(std::move(mark)) {}
+    : dir_(std::move(dir)), db_(std::move(db)), mark_(std::move(mark)) {}
 
 RocksDbCounterStore::~RocksDbCounterStore() {
   if (db_) {
@@ -100,24 +161,13 @@ DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
                      " as acknowledged) but its CURRENT file is missing; " + detail +
                      "; refusing to create an empty store over it"};
   }
-  rocksdb::Options options;
-  options.create_if_missing = !contents.current;
-  // Counters are tiny; keep the footprint small and the WAL the source of truth.
-  options.max_open_files = 64;
-  options.keep_log_file_num = 4;
-  options.write_buffer_size = 4 << 20;
-  // Recovery refuses every damaged record except an incomplete one at the very end of the last
-  // log (a write that a crash interrupted before it was synced, so never acknowledged). The
-  // default, point-in-time recovery, silently drops everything after the first bad record.
-  options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
-  // The MANIFEST lists the logs it expects: a deleted log fails the open instead of vanishing.
-  options.track_and_verify_wals_in_manifest = true;
-  options.paranoid_checks = true;
+  const rocksdb::Options options = store_options(!contents.current);
   auto open_error = [&](const rocksdb::Status& st) {
     Error e = to_error(st, "open RocksDB at '" + dir + "'");
     if (st.IsCorruption()) {
-      e.message += " (" + describe_logs(dir, contents) + "; RocksDB's LOG file in '" + dir +
-                   "' names the damaged record). ticketd refuses to start on a damaged store";
+      e.message += " (" + describe_logs(dir, contents) +
+                   "; the rocksdb lines above name the damaged record). ticketd refuses to start "
+                   "on a damaged store";
     }
     return e;
   };
@@ -151,10 +201,12 @@ DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
   if (auto e = older_than_acknowledged(reached)) return *e;
   if (auto r = (*mark)->record(reached, true); !r) return r.error();
   return std::unique_ptr<RocksDbCounterStore>(
-      new RocksDbCounterStore(std::move(db), std::move(*mark)));
+      new RocksDbCounterStore(dir, std::move(db), std::move(*mark)));
 }
 
 DetailedResult<std::optional<std::string>> RocksDbCounterStore::get(std::string_view key) {
+  std::shared_lock lock(mutex_);
+  if (!db_) return unavailable();
   std::string value;
   auto s = db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
   if (s.IsNotFound()) return std::optional<std::string>{};
@@ -163,6 +215,8 @@ DetailedResult<std::optional<std::string>> RocksDbCounterStore::get(std::string_
 }
 
 DetailedResult<KeyValues> RocksDbCounterStore::scan(std::string_view prefix) {
+  std::shared_lock lock(mutex_);
+  if (!db_) return unavailable();
   KeyValues out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid(); it->Next()) {
@@ -176,6 +230,8 @@ DetailedResult<KeyValues> RocksDbCounterStore::scan(std::string_view prefix) {
 
 DetailedResult<KeyValues> RocksDbCounterStore::scan_last(std::string_view prefix,
                                                          std::size_t limit) {
+  std::shared_lock lock(mutex_);
+  if (!db_) return unavailable();
   KeyValues out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   // Position at the last key <= prefix + 0xFF..., then walk backwards while the prefix holds.
@@ -190,6 +246,10 @@ DetailedResult<KeyValues> RocksDbCounterStore::scan_last(std::string_view prefix
   return out;
 }
 
+Error RocksDbCounterStore::unavailable() const {
+  return Error{StorageErrc::kClosed, "store at '" + dir_ + "' is closed"};
+}
+
 DetailedResult<void> RocksDbCounterStore::commit(std::span<const Mutation> mutations) {
   rocksdb::WriteBatch batch;
   for (const auto& m : mutations) {
@@ -198,12 +258,64 @@ DetailedResult<void> RocksDbCounterStore::commit(std::span<const Mutation> mutat
                      : batch.Delete(key);
     if (!s.ok()) return to_error(s, "build write batch");
   }
+  if (failed_.load(std::memory_order_acquire)) {
+    if (auto r = reopen_after_failure(); !r) return r.error();
+  }
+  std::shared_lock lock(mutex_);
+  if (!db_) return unavailable();
   rocksdb::WriteOptions options;
   options.sync = true;  // the durability switch: fsync the WAL before returning
   auto s = db_->Write(options, &batch);
-  if (!s.ok()) return to_error(s, "synced write");
+  if (!s.ok()) {
+    // The DB now holds a background error and refuses writes; its log writer must not be used
+    // again. The next commit reopens the store (which also tells whether space came back).
+    Error e = to_error(s, "synced write");
+    {
+      std::lock_guard guard(failure_mutex_);
+      last_failure_ = e;
+    }
+    failed_.store(true, std::memory_order_release);
+    log::error("storage: " + e.message + "; refusing writes until the store reopens");
+    return e;
+  }
   // Every write is synced, so the latest published position is durable in the WAL.
   return mark_->record(db_->GetLatestSequenceNumber());
+}
+
+DetailedResult<void> RocksDbCounterStore::reopen_after_failure() {
+  std::unique_lock lock(mutex_);
+  if (!failed_.load(std::memory_order_acquire)) return {};  // another caller reopened it
+  std::lock_guard guard(failure_mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  // One attempt per interval; callers in between get the failure that stopped the store.
+  if (now < next_reopen_) {
+    return Error{last_failure_.code, last_failure_.message + " (reopening the store)"};
+  }
+  next_reopen_ = now + kReopenInterval;
+  if (db_) {
+    auto s = db_->Close();
+    (void)s;  // the failed log is reported again by Close(); what it holds is recovered below
+    db_.reset();
+  }
+  const rocksdb::Options options = store_options(false);
+  rocksdb::DB* raw = nullptr;
+  auto s = rocksdb::DB::Open(options, dir_, &raw);
+  std::unique_ptr<rocksdb::DB> db(raw);
+  if (!s.ok()) {
+    last_failure_ = to_error(s, "reopen RocksDB at '" + dir_ + "'");
+    return last_failure_;
+  }
+  // Every acknowledged write was synced before the failure, so the store reaches the mark.
+  const std::uint64_t reached = db->GetLatestSequenceNumber();
+  if (auto stored = mark_->stored(); stored && reached < *stored) {
+    last_failure_ = Error{StorageErrc::kCorruption,
+                          "reopened store at '" + dir_ + "' is older than the durable mark"};
+    return last_failure_;
+  }
+  db_ = std::move(db);
+  failed_.store(false, std::memory_order_release);
+  log::info("storage: store at '" + dir_ + "' reopened after a failed write; writes resume");
+  return {};
 }
 
 }  // namespace ticketd

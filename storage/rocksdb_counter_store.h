@@ -1,7 +1,11 @@
 // The embedded, default CounterStore.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 
 #include "storage/counter_store.h"
@@ -22,6 +26,11 @@ namespace ticketd {
 /// than an unsynced torn tail), a log the MANIFEST expects but that is missing, a missing
 /// CURRENT, or a store that reaches a lower write position than its DurableMark records, is
 /// refused with StorageErrc::kCorruption and a message naming the files.
+///
+/// After a failed write (a full disk, an I/O error) RocksDB refuses further writes; the next
+/// commit closes and reopens the store (at most every kReopenInterval), so writes resume by
+/// themselves once space returns. Until then every commit fails and nothing above the last
+/// synced ceiling is issued.
 class RocksDbCounterStore final : public CounterStore {
  public:
   /// Opens (creating if missing) the store in `dir`.
@@ -36,9 +45,21 @@ class RocksDbCounterStore final : public CounterStore {
   [[nodiscard]] DetailedResult<void> commit(std::span<const Mutation> mutations) override;
 
  private:
-  RocksDbCounterStore(std::unique_ptr<rocksdb::DB> db, std::unique_ptr<DurableMark> mark);
+  static constexpr std::chrono::milliseconds kReopenInterval{200};
+
+  RocksDbCounterStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
+                      std::unique_ptr<DurableMark> mark);
+  [[nodiscard]] DetailedResult<void> reopen_after_failure();
+  [[nodiscard]] Error unavailable() const;
+
+  const std::string dir_;
+  std::shared_mutex mutex_;  // shared: reads and writes; exclusive: reopening db_
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<DurableMark> mark_;
+  std::atomic<bool> failed_{false};  // a write failed: reopen before the next one
+  std::mutex failure_mutex_;
+  Error last_failure_;
+  std::chrono::steady_clock::time_point next_reopen_{};
 };
 
 }  // namespace ticketd
