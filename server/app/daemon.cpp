@@ -352,10 +352,6 @@ int Daemon::run() {
       return 1;
     }
   }
-  const unsigned threads =
-      config_.threads != 0 ? config_.threads : std::max(1u, std::thread::hardware_concurrency());
-  asio::io_context ioc(static_cast<int>(threads));
-
   metrics::Metrics metrics(service, committer, clock);
 
   // MySQL front end.
@@ -390,18 +386,6 @@ int Daemon::run() {
       }};
   mysql_deps.max_connections = config_.mysql.max_connections;
   mysql_deps.wait_timeout = std::chrono::seconds(config_.mysql.wait_timeout_s);
-  auto mysql_listener = net::Listener::bind(
-      ioc, config_.mysql.listen.host, config_.mysql.listen.port, "mysql",
-      [&mysql_deps](net::tcp::socket socket) {
-        auto ex = socket.get_executor();
-        asio::co_spawn(ex, mysql::run_mysql_session(std::move(socket), mysql_deps),
-                       net::log_on_exit("mysql session"));
-      });
-  if (!mysql_listener) {
-    log::error(mysql_listener.error().message);
-    return 1;
-  }
-
   // HTTP front end.
   LeaseLog leases(*store, committer, clock);
   net::SessionRegistry http_sessions;
@@ -415,6 +399,25 @@ int Daemon::run() {
                            http_options};
   http_deps.workers = &workers;
   http_deps.gate = ha ? gate.get() : nullptr;
+  // Declared after everything a session references: destroying the io_context destroys the
+  // frames of sessions still suspended at exit, and their destructors report to the registries,
+  // the metrics and the executor, which must still be alive then.
+  const unsigned threads =
+      config_.threads != 0 ? config_.threads : std::max(1u, std::thread::hardware_concurrency());
+  asio::io_context ioc(static_cast<int>(threads));
+
+  auto mysql_listener = net::Listener::bind(
+      ioc, config_.mysql.listen.host, config_.mysql.listen.port, "mysql",
+      [&mysql_deps](net::tcp::socket socket) {
+        auto ex = socket.get_executor();
+        asio::co_spawn(ex, mysql::run_mysql_session(std::move(socket), mysql_deps),
+                       net::log_on_exit("mysql session"));
+      });
+  if (!mysql_listener) {
+    log::error(mysql_listener.error().message);
+    return 1;
+  }
+
   auto http_listener = net::Listener::bind(
       ioc, config_.http.listen.host, config_.http.listen.port, "http",
       [&http_deps](net::tcp::socket socket) {
