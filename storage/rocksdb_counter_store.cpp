@@ -192,6 +192,10 @@ DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
     std::unique_ptr<rocksdb::DB> probe(raw);
     if (!s.ok()) return open_error(s);
     if (auto e = older_than_acknowledged(probe->GetLatestSequenceNumber())) return *e;
+    // Every block of every table file against its checksum: damage found later, while loading,
+    // would be found after the read-write open had already changed the directory. The store
+    // holds counters, not bulk data, so this reads little.
+    if (s = probe->VerifyChecksum(); !s.ok()) return open_error(s);
   }
   rocksdb::DB* raw = nullptr;
   auto s = rocksdb::DB::Open(options, dir, &raw);

@@ -62,6 +62,12 @@ def wal(data_dir):
     return logs[-1]
 
 
+def sst(data_dir):
+    tables = sorted(glob.glob(os.path.join(data_dir, "*.sst")))
+    assert tables, f"no table file in {os.listdir(data_dir)}"
+    return tables[-1]
+
+
 def snapshot(data_dir):
     """Name -> bytes of every RocksDB file except RocksDB's own info LOG and the lock files."""
     out = {}
@@ -92,6 +98,9 @@ DAMAGE = {
         True, ["ticketd.durable"]),
     "damaged_mark": (lambda d: flip(os.path.join(d, "ticketd.durable"), 0, 64), True,
                      ["no readable durable mark"]),
+    # After a restart the recovered log is flushed to a table file: damage that instead.
+    "flip_64_bytes_in_a_table_file": (lambda d: flip(sst(d), os.path.getsize(sst(d)) // 3),
+                                      True, ["Corruption"]),
     # A write cut short by a crash leaves a partial record at the end: it was never synced, so
     # never acknowledged, and recovery drops it.
     "torn_tail": (lambda d: append(wal(d), b"\x17\x2a\x00\x00\x99\x10\x01"), False, []),
@@ -112,6 +121,10 @@ class WalDamage(unittest.TestCase):
             for _ in range(40):
                 last_invoice = take(conn, "Invoices")
             conn.close()
+            if name == "flip_64_bytes_in_a_table_file":
+                # A restart flushes what the log recovered into a table file.
+                t.kill9()
+                t.start()
             t.kill9()
             damage(t.data_dir)
             before = snapshot(t.data_dir)
@@ -167,6 +180,9 @@ class WalDamage(unittest.TestCase):
 
     def test_damaged_mark(self):
         self.run_case("damaged_mark")
+
+    def test_flip_64_bytes_in_a_table_file(self):
+        self.run_case("flip_64_bytes_in_a_table_file")
 
     def test_torn_tail_starts_above_everything_acknowledged(self):
         self.run_case("torn_tail")
