@@ -65,6 +65,8 @@ mysql::ServerSettings mysql_settings(const config::Config& c) {
   s.wait_timeout_s = c.mysql.wait_timeout_s;
   s.max_connections = c.mysql.max_connections;
   s.max_prepared_stmt_count = c.mysql.max_prepared_stmt_count;
+  s.connection_memory_limit = c.mysql.connection_memory_limit;
+  s.global_connection_memory_limit = c.mysql.global_connection_memory_limit;
   return s;
 }
 
@@ -390,6 +392,7 @@ int Daemon::run() {
       }};
   mysql_deps.max_connections = config_.mysql.max_connections;
   mysql_deps.wait_timeout = std::chrono::seconds(config_.mysql.wait_timeout_s);
+  mysql_deps.net_read_timeout = std::chrono::seconds(config_.mysql.net_read_timeout_s);
   auto mysql_listener = net::Listener::bind(
       ioc, config_.mysql.listen.host, config_.mysql.listen.port, "mysql",
       [&mysql_deps](net::tcp::socket socket) {
