@@ -475,12 +475,23 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
                                  std::to_string(executor_.settings().max_prepared_stmt_count) + ")",
                              false));
   }
+  // The text stays until COM_STMT_CLOSE: it counts against the connection's memory budget,
+  // checked before the work of recognizing it.
+  if (auto verdict = session_.memory.try_charge(p->query.size());
+      verdict != ConnectionMemory::Verdict::kOk) {
+    Output o;
+    append_result(o.bytes, to_err(verdict, session_.memory), false, 0);
+    return done(std::move(o));
+  }
   PreparedStatement ps;
-  ps.sql = p->query;
+  ps.sql = std::move(p->query);
+  const auto refund = [this, &ps] { session_.memory.release(ps.sql.size()); };
   const auto n = sql::count_placeholders(ps.sql);
-  if (n > 65535)
+  if (n > 65535) {
+    refund();
     return done(
         error_output(1390, "HY000", "Prepared statement contains too many placeholders", false));
+  }
   ps.num_params = static_cast<std::uint16_t>(n);
   ps.long_data.resize(ps.num_params);
   // Recognize with a stand-in for each `?` so syntax errors surface at prepare time, and so a
@@ -488,6 +499,7 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
   auto probe = sql::recognize(
       sql::substitute_placeholders(ps.sql, std::vector<std::string>(ps.num_params, "1")));
   if (const auto* u = std::get_if<sql::Unrecognized>(&probe)) {
+    refund();
     Output o;
     executor_.execute(session_, probe,
                       [this, &o](QueryResult r) { append_result(o.bytes, r, false, 0); });
@@ -507,13 +519,6 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
   } else if (std::holds_alternative<sql::SelectNextBlock>(probe)) {
     ps.columns.push_back(definition(Column{"nextval", ColumnKind::kUnsignedBigint, {}},
                                     executor_.settings().database));
-  }
-  // The text stays until COM_STMT_CLOSE: it counts against the connection's memory budget.
-  if (auto verdict = session_.memory.try_charge(ps.sql.size());
-      verdict != ConnectionMemory::Verdict::kOk) {
-    Output o;
-    append_result(o.bytes, to_err(verdict, session_.memory), false, 0);
-    return done(std::move(o));
   }
   const auto id = next_statement_id_++;
   Output o;

@@ -562,6 +562,11 @@ TEST_F(TightBudget, PreparedStatementTextsCountAndCloseGivesThemBack) {
   }
   EXPECT_EQ(conn_.session().memory.used(), 0u);
   EXPECT_EQ(executor_.global_memory().used(), 0u);
+  // A statement that fails to prepare keeps nothing.
+  auto bad = last_err(send(std::string(1, static_cast<char>(kComStmtPrepare)) + "SELEKT 1"));
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->error_code, kErParse);
+  EXPECT_EQ(conn_.session().memory.used(), 0u);
 }
 
 TEST_F(TightBudget, AllConnectionsShareTheGlobalBudget) {
