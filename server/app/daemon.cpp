@@ -63,6 +63,7 @@ mysql::ServerSettings mysql_settings(const config::Config& c) {
   s.default_cache = c.defaults.cache;
   s.max_allowed_packet = c.mysql.max_allowed_packet;
   s.wait_timeout_s = c.mysql.wait_timeout_s;
+  s.net_read_timeout_s = c.mysql.net_read_timeout_s;
   s.max_connections = c.mysql.max_connections;
   s.max_prepared_stmt_count = c.mysql.max_prepared_stmt_count;
   s.connection_memory_limit = c.mysql.connection_memory_limit;

@@ -20,6 +20,8 @@ namespace {
 
 using Done = QueryExecutor::Done;
 
+constexpr std::size_t kMaxErrorCount = 1024;  // mysqld's max_error_count default
+
 ErrResult err(std::uint16_t code, const char* state, std::string message) {
   return ErrResult{code, state, std::move(message)};
 }
@@ -656,8 +658,12 @@ struct QueryExecutor::Visitor {
         };
         if (!ex->tickets_.exists(*name)) {
           if (!if_exists) return done(unknown());
-          auto w = unknown();
-          s->warnings.push_back({"Note", w.code, w.message});
+          // mysqld keeps at most max_error_count (1024) notes; so do we, for a list of a
+          // million missing names.
+          if (s->warnings.size() < kMaxErrorCount) {
+            auto w = unknown();
+            s->warnings.push_back({"Note", w.code, w.message});
+          }
           continue;
         }
         // Drop is not a reset: the engine leaves a tombstone, so re-creating resumes above it.

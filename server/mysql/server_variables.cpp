@@ -34,7 +34,6 @@ constexpr Fixed kFixed[] = {
     {"license", "GPL", false},
     {"lower_case_table_names", "0", true},
     {"net_buffer_length", "16384", true},
-    {"net_read_timeout", "30", true},
     {"net_write_timeout", "60", true},
     {"performance_schema", "0", true},
     {"port", "3306", true},
@@ -72,6 +71,7 @@ std::optional<VariableValue> server_value(const ServerSettings& s, const Session
   if (key == "auto_increment_offset") return num(s.auto_increment_offset);
   if (key == "max_allowed_packet") return num(s.max_allowed_packet);
   if (key == "wait_timeout") return num(s.wait_timeout_s);
+  if (key == "net_read_timeout") return num(s.net_read_timeout_s);
   if (key == "max_connections") return num(s.max_connections);
   if (key == "max_prepared_stmt_count") return num(s.max_prepared_stmt_count);
   if (key == "connection_memory_limit") return num(s.connection_memory_limit);
@@ -116,7 +116,7 @@ std::vector<std::pair<std::string, std::string>> all_variables(const ServerSetti
   for (const auto& f : kFixed) t[f.name] = server_value(settings, session, f.name, global)->value;
   for (const char* k :
        {"auto_increment_increment", "auto_increment_offset", "max_allowed_packet",
-        "max_connections", "max_prepared_stmt_count", "connection_memory_limit",
+        "net_read_timeout", "max_connections", "max_prepared_stmt_count", "connection_memory_limit",
         "global_connection_memory_limit", "version", "version_comment", "autocommit"}) {
     t[k] = server_value(settings, session, k, global)->value;
   }

@@ -24,6 +24,7 @@ struct ServerSettings {
   std::uint64_t default_cache = 1000;
   std::uint32_t max_allowed_packet = 16 * 1024 * 1024;
   std::uint32_t wait_timeout_s = 28800;
+  std::uint32_t net_read_timeout_s = 30;
   std::uint32_t max_connections = 10000;
   std::uint32_t max_prepared_stmt_count = 16382;
   std::uint64_t max_block = 1000000;  // largest SELECT NEXT n VALUES / multi-row insert

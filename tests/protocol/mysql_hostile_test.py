@@ -292,6 +292,9 @@ class Hostile(unittest.TestCase):
 
     def test_a_half_sent_packet_is_dropped_after_net_read_timeout(self):
         c = self.connect()
+        with c.cursor() as cur:
+            cur.execute("SELECT @@net_read_timeout")
+            self.assertEqual(cur.fetchone()[0], 1)
         sock = c._sock
         # A COM_QUERY header announcing almost 16 MiB, then 8 MiB of it, then silence.
         sock.sendall(struct.pack("<I", 0xFFFFF0)[:3] + b"\x00" + b"\x03" + b"x" * (8 * MIB))
