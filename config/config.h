@@ -27,6 +27,9 @@ struct MySqlConfig {
   std::uint32_t wait_timeout_s = 28800;
   std::uint32_t max_allowed_packet = 16 * 1024 * 1024;
   std::uint32_t max_prepared_stmt_count = 16382;
+  std::uint32_t net_read_timeout_s = 30;  // limit for the rest of a packet once it has begun
+  std::uint64_t connection_memory_limit = 64ULL * 1024 * 1024;
+  std::uint64_t global_connection_memory_limit = 1024ULL * 1024 * 1024;
 };
 
 struct HttpConfig {

@@ -169,7 +169,8 @@ class Loader {
     const std::string p = "mysql";
     if (!expect_map(node, p,
                     {"listen", "database", "users", "max_connections", "wait_timeout",
-                     "max_allowed_packet", "max_prepared_stmt_count"})) {
+                     "max_allowed_packet", "max_prepared_stmt_count", "net_read_timeout",
+                     "connection_memory_limit", "global_connection_memory_limit"})) {
       return;
     }
     get_listen(node, p, m.listen);
@@ -179,6 +180,11 @@ class Loader {
     get_small_uint(node, p, "wait_timeout", m.wait_timeout_s, 1, 31536000);
     get_small_uint(node, p, "max_allowed_packet", m.max_allowed_packet, 1024, 1073741824);
     get_small_uint(node, p, "max_prepared_stmt_count", m.max_prepared_stmt_count, 0, 1048576);
+    get_small_uint(node, p, "net_read_timeout", m.net_read_timeout_s, 1, 31536000);
+    get_uint(node, p, "connection_memory_limit", m.connection_memory_limit, 1024,
+             std::uint64_t{1} << 40);
+    get_uint(node, p, "global_connection_memory_limit", m.global_connection_memory_limit, 1024,
+             std::uint64_t{1} << 40);
     if (auto users = node["users"]) {
       if (!users.IsSequence()) {
         error(users, "mysql.users", "expected a list of {name, password}");

@@ -63,8 +63,11 @@ mysql::ServerSettings mysql_settings(const config::Config& c) {
   s.default_cache = c.defaults.cache;
   s.max_allowed_packet = c.mysql.max_allowed_packet;
   s.wait_timeout_s = c.mysql.wait_timeout_s;
+  s.net_read_timeout_s = c.mysql.net_read_timeout_s;
   s.max_connections = c.mysql.max_connections;
   s.max_prepared_stmt_count = c.mysql.max_prepared_stmt_count;
+  s.connection_memory_limit = c.mysql.connection_memory_limit;
+  s.global_connection_memory_limit = c.mysql.global_connection_memory_limit;
   return s;
 }
 
@@ -386,6 +389,7 @@ int Daemon::run() {
       }};
   mysql_deps.max_connections = config_.mysql.max_connections;
   mysql_deps.wait_timeout = std::chrono::seconds(config_.mysql.wait_timeout_s);
+  mysql_deps.net_read_timeout = std::chrono::seconds(config_.mysql.net_read_timeout_s);
   // HTTP front end.
   LeaseLog leases(*store, committer, clock);
   net::SessionRegistry http_sessions;

@@ -33,7 +33,11 @@ bool TicketSequence::exceeds_max_locked(std::uint64_t count) const {
 }
 
 bool TicketSequence::fits_locked(std::uint64_t count) const {
-  if (count == 0) return !spec_dirty_ && u128{durable_ceiling_} + 1 >= next_;
+  // An advance needs every value below next_ covered, but never more than max_value: past it
+  // the sequence is exhausted, and no ceiling above max_value is ever written.
+  if (count == 0) {
+    return !spec_dirty_ && u128{durable_ceiling_} >= std::min<u128>(next_ - 1, spec_.max_value);
+  }
   return next_ + u128{count - 1} * spec_.increment <= durable_ceiling_;
 }
 
@@ -85,19 +89,38 @@ void TicketSequence::take(std::uint64_t count, BlockCallback done) {
 
 void TicketSequence::advance_to(std::uint64_t value, BlockCallback done) {
   std::unique_lock lock(mutex_);
-  if (dropped_) {
-    lock.unlock();
-    done(Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
-    return;
-  }
-  if (value > spec_.max_value) {
+  if (value > spec_.max_value && !dropped_) {
     lock.unlock();
     done(Error{TicketErrc::kInvalidArgument,
                "value " + std::to_string(value) + " is above max_value of '" + name_ + "'"});
     return;
   }
-  // Moving backwards would re-issue values: a smaller target is a no-op, as in MySQL.
-  next_ = std::max(next_, align_up(value, spec_.increment, spec_.offset));
+  advance_locked(value, std::move(done), lock);
+}
+
+void TicketSequence::advance_past(std::uint64_t last_used, BlockCallback done) {
+  std::unique_lock lock(mutex_);
+  if (last_used > spec_.max_value && !dropped_) {
+    lock.unlock();
+    done(Error{TicketErrc::kInvalidArgument,
+               "value " + std::to_string(last_used) + " is above max_value of '" + name_ + "'"});
+    return;
+  }
+  // 128 bits: max_value + 1 (an exhausted sequence) may be 2^64.
+  advance_locked(u128{last_used} + 1, std::move(done), lock);
+}
+
+void TicketSequence::advance_locked(u128 next, BlockCallback done,
+                                    std::unique_lock<std::mutex>& lock) {
+  if (dropped_) {
+    lock.unlock();
+    done(Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
+    return;
+  }
+  // Moving backwards would re-issue values: a smaller target is a no-op, as in MySQL. The
+  // durable ceiling this needs is next - 1, at most max_value, so an exhausted sequence stays
+  // exhausted after a restart.
+  next_ = std::max(next_, align_up(next, spec_.increment, spec_.offset));
   if (waiters_.empty() && fits_locked(0)) {
     Block b{static_cast<std::uint64_t>(std::min<u128>(next_, ~std::uint64_t{0})), spec_.increment,
             0};

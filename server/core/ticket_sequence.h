@@ -57,6 +57,10 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   /// Moves the next value forward to at least `value`, durably; never backwards. Completes with
   /// the Block {next value, step, 0}.
   void advance_to(std::uint64_t value, BlockCallback done);
+  /// Marks every value up to `last_used` as used, durably: the next value is the first one above
+  /// it. `last_used` may be max_value itself, which exhausts the sequence (MariaDB's
+  /// SETVAL(s, max_value)); only a value above max_value is refused.
+  void advance_past(std::uint64_t last_used, BlockCallback done);
   /// Applies a changed spec (increment/offset/max/cache) to future values and persists it.
   void update_spec(const SequenceSpec& spec, BlockCallback done);
 
@@ -81,6 +85,9 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   void start_write_locked(std::unique_lock<std::mutex>& lock);
   void maybe_prefetch_locked(std::unique_lock<std::mutex>& lock);
   void on_written(std::uint64_t target, const DetailedResult<void>& result);
+  // advance_to / advance_past: the next value becomes at least `next` (may be max_value + 1).
+  void advance_locked(unsigned __int128 next, BlockCallback done,
+                      std::unique_lock<std::mutex>& lock);
   [[nodiscard]] Error exhausted_error() const;
 
   const std::string name_;

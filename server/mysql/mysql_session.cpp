@@ -104,7 +104,15 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
       if (out.close) co_return;
     }
     if (deps.sessions.stopping()) co_return;
-    stream->expires_after(conn.authenticated() ? deps.wait_timeout : deps.connect_timeout);
+    if (!conn.authenticated()) {
+      stream->expires_after(deps.connect_timeout);
+    } else if (conn.buffered() > 0) {
+      // Inside a packet: the rest must keep coming, as mysqld's net_read_timeout. The expiry
+      // closes the socket, which frees the partial packet.
+      stream->expires_after(deps.net_read_timeout);
+    } else {
+      stream->expires_after(deps.wait_timeout);
+    }
     auto [e, n] = co_await stream->async_read_some(asio::buffer(buffer), use_nothrow);
     if (e) {
       log::debug("mysql connection " + std::to_string(conn.session().connection_id) +

@@ -22,6 +22,9 @@ struct MySqlDeps {
   std::function<void(bool opened)> on_connection;  // metrics: open/close
   std::uint32_t max_connections = 10000;
   std::chrono::seconds wait_timeout{28800};  // idle limit after login (wait_timeout)
+  // Limit for each read once a packet has begun (net_read_timeout): a half-sent packet of up to
+  // max_allowed_packet is not held for wait_timeout.
+  std::chrono::seconds net_read_timeout{30};
   std::chrono::seconds connect_timeout{10};  // limit for the whole login exchange
 };
 

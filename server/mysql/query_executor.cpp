@@ -1,6 +1,7 @@
 #include "server/mysql/query_executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <ctime>
 #include <memory>
@@ -18,6 +19,8 @@ namespace ticketd::mysql {
 namespace {
 
 using Done = QueryExecutor::Done;
+
+constexpr std::size_t kMaxErrorCount = 1024;  // mysqld's max_error_count default
 
 ErrResult err(std::uint16_t code, const char* state, std::string message) {
   return ErrResult{code, state, std::move(message)};
@@ -168,7 +171,8 @@ QueryExecutor::QueryExecutor(TicketService& tickets, const ServerSettings& setti
       on_issued_(std::move(on_issued)),
       uuids_(uuids),
       gate_(gate),
-      started_unix_ms_(clock.now_unix_ms()) {}
+      started_unix_ms_(clock.now_unix_ms()),
+      global_memory_(settings.global_connection_memory_limit) {}
 
 // One overload per statement kind. Each completes `done` exactly once.
 struct QueryExecutor::Visitor {
@@ -186,7 +190,9 @@ struct QueryExecutor::Visitor {
       return std::nullopt;
     }
     if (db != ex.settings_.database) {
-      error = err(kErNoSuchTable, "42S02", "Table '" + db + "." + t.name + "' doesn't exist");
+      error = err(
+          kErNoSuchTable, "42S02",
+          "Table '" + clip_for_message(db) + "." + clip_for_message(t.name) + "' doesn't exist");
       return std::nullopt;
     }
     return t.name;
@@ -348,6 +354,29 @@ struct QueryExecutor::Visitor {
     sql::Select st;
     ResultSetResult result;
     Row row;
+    std::size_t row_bytes = 0;
+    // NEXTVAL / SETVAL items complete inline (cached path) or later; the loop in step() goes on
+    // after an inline one instead of recursing, so 10,000 items need no deeper stack than one.
+    // 0: the item is running inside step(), 1: it completed inline, 2: step() returned.
+    std::atomic<int> phase{0};
+
+    // A row larger than max_allowed_packet could not be sent: `SELECT @@v, @@v, ...` with an
+    // 8 MiB @@v would otherwise build gigabytes.
+    bool row_fits(std::size_t bytes) {
+      row_bytes += bytes;
+      if (row_bytes <= ex->settings_.max_allowed_packet) return true;
+      finish(to_err(LimitErrc::kValueTooLarge,
+                    "Result of SELECT was larger than max_allowed_packet (" +
+                        std::to_string(ex->settings_.max_allowed_packet) + ")"));
+      return false;
+    }
+
+    // Called by an async item when its value is in the row.
+    void resumed(std::size_t next) {
+      int expected = 0;
+      if (phase.compare_exchange_strong(expected, 1)) return;  // inline: step()'s loop goes on
+      step(next);
+    }
 
     void step(std::size_t i) {
       for (; i < st.items.size(); ++i) {
@@ -376,11 +405,13 @@ struct QueryExecutor::Visitor {
               return finish(err(1193, "HY000", "Unknown system variable '" + item.variable + "'"));
             }
             if (v->numeric) col.kind = ColumnKind::kBigint;
-            row.emplace_back(v->value);
+            if (!row_fits(v->value.size())) return;
+            row.emplace_back(std::move(v->value));
             break;
           }
           case sql::SelectItemKind::kUserVariable: {
             auto it = s->user_variables.find(item.variable);
+            if (it != s->user_variables.end() && !row_fits(it->second.size())) return;
             row.emplace_back(it == s->user_variables.end() ? std::nullopt
                                                            : std::optional(it->second));
             break;
@@ -429,8 +460,13 @@ struct QueryExecutor::Visitor {
             break;
           }
           case sql::SelectItemKind::kNextValue:
-          case sql::SelectItemKind::kSetValue:
-            return async_item(i);
+          case sql::SelectItemKind::kSetValue: {
+            phase.store(0);
+            async_item(i);
+            int expected = 0;
+            if (phase.compare_exchange_strong(expected, 2)) return;  // it completes later
+            break;
+          }
         }
       }
       if (!(st.limit && *st.limit == 0) && !(st.offset && *st.offset > 0)) {
@@ -457,7 +493,7 @@ struct QueryExecutor::Visitor {
                 if (self->ex->on_issued_) self->ex->on_issued_(n, 1);
                 self->s->last_values[n] = *v;
                 self->row.emplace_back(std::to_string(*v));
-                self->step(i + 1);
+                self->resumed(i + 1);
               });
           return;
         }
@@ -466,7 +502,7 @@ struct QueryExecutor::Visitor {
           if (self->ex->on_issued_) self->ex->on_issued_(n, 1);
           self->s->last_values[n] = b->first;
           self->row.emplace_back(std::to_string(b->first));
-          self->step(i + 1);
+          self->resumed(i + 1);
         });
         return;
       }
@@ -478,18 +514,26 @@ struct QueryExecutor::Visitor {
         return finish(
             to_err(Error{TicketErrc::kUnknownSequence, {}}, ex->settings_.database + "." + *name));
       }
-      const auto target =
-          static_cast<std::uint64_t>(item.setval_value) + (item.setval_is_used ? 1 : 0);
-      if (seq->info().next_value >= target) {
+      // With is_used (the default) n itself counts as issued, so the next value is above n;
+      // n may be max_value, which exhausts the sequence as in MariaDB.
+      const auto value = static_cast<std::uint64_t>(item.setval_value);
+      const auto info = seq->info();
+      const bool already_past = info.exhausted || (item.setval_is_used ? info.next_value > value
+                                                                       : info.next_value >= value);
+      if (already_past) {
         row.emplace_back(std::nullopt);
-        return step(i + 1);
+        return resumed(i + 1);
       }
-      seq->advance_to(
-          target, [self, i, value = item.setval_value, n = *name](DetailedResult<Block> b) {
-            if (!b) return self->finish(to_err(b.error(), self->ex->settings_.database + "." + n));
-            self->row.emplace_back(std::to_string(value));
-            self->step(i + 1);
-          });
+      auto then = [self, i, value, n = *name](DetailedResult<Block> b) {
+        if (!b) return self->finish(to_err(b.error(), self->ex->settings_.database + "." + n));
+        self->row.emplace_back(std::to_string(value));
+        self->resumed(i + 1);
+      };
+      if (item.setval_is_used) {
+        seq->advance_past(value, std::move(then));
+      } else {
+        seq->advance_to(value, std::move(then));
+      }
     }
 
     void finish(QueryResult r) { done(std::move(r)); }
@@ -585,31 +629,65 @@ struct QueryExecutor::Visitor {
     create(spec, st.if_not_exists, *name);
   }
 
-  void drop_all(std::vector<sql::TableName> names, bool if_exists, bool sequence) {
-    if (names.empty())
-      return done(OkResult{0, 0, static_cast<std::uint16_t>(s.warnings.size()), {}});
-    auto t = names.front();
-    names.erase(names.begin());
-    ErrResult e;
-    auto name = resolve(t, e);
-    if (!name) return done(e);
-    auto display = qualified(*name);
-    auto unknown = [&] {
-      return sequence ? err(kErUnknownSequence, "42S02", "Unknown SEQUENCE: '" + display + "'")
-                      : err(kErBadTable, "42S02", "Unknown table '" + display + "'");
-    };
-    if (!ex.tickets_.exists(*name)) {
-      if (!if_exists) return done(unknown());
-      auto w = unknown();
-      s.warnings.push_back({"Note", w.code, w.message});
-      return drop_all(std::move(names), if_exists, sequence);
+  // DROP TABLE a, b, ...: one drop after another, in a loop rather than one call per name, so
+  // a long list of missing names (answered inline) needs no deeper stack than one name.
+  struct DropRun : std::enable_shared_from_this<DropRun> {
+    const QueryExecutor* ex;
+    SessionState* s;
+    Done done;
+    std::vector<sql::TableName> names;
+    bool if_exists = false;
+    bool sequence = false;
+    std::atomic<int> phase{0};  // as in SelectRun
+
+    void resumed(std::size_t next) {
+      int expected = 0;
+      if (phase.compare_exchange_strong(expected, 1)) return;
+      step(next);
     }
-    // Drop is not a reset: the engine leaves a tombstone, so re-creating resumes above it.
-    ex.tickets_.drop(*name, [ex = &ex, &s = s, done = std::move(done), names = std::move(names),
-                             if_exists, sequence, display](DetailedResult<void> r) mutable {
-      if (!r) return done(to_err(r.error(), display));
-      Visitor{*ex, s, done}.drop_all(std::move(names), if_exists, sequence);
-    });
+
+    void step(std::size_t i) {
+      for (; i < names.size(); ++i) {
+        ErrResult e;
+        auto name = Visitor{*ex, *s, done}.resolve(names[i], e);
+        if (!name) return done(e);
+        auto display = ex->settings_.database + "." + *name;
+        auto unknown = [&] {
+          return sequence ? err(kErUnknownSequence, "42S02", "Unknown SEQUENCE: '" + display + "'")
+                          : err(kErBadTable, "42S02", "Unknown table '" + display + "'");
+        };
+        if (!ex->tickets_.exists(*name)) {
+          if (!if_exists) return done(unknown());
+          // mysqld keeps at most max_error_count (1024) notes; so do we, for a list of a
+          // million missing names.
+          if (s->warnings.size() < kMaxErrorCount) {
+            auto w = unknown();
+            s->warnings.push_back({"Note", w.code, w.message});
+          }
+          continue;
+        }
+        // Drop is not a reset: the engine leaves a tombstone, so re-creating resumes above it.
+        phase.store(0);
+        ex->tickets_.drop(*name, [self = shared_from_this(), i, display](DetailedResult<void> r) {
+          if (!r) return self->done(to_err(r.error(), display));
+          self->resumed(i + 1);
+        });
+        int expected = 0;
+        if (phase.compare_exchange_strong(expected, 2)) return;  // it completes later
+      }
+      done(OkResult{0, 0, static_cast<std::uint16_t>(s->warnings.size()), {}});
+    }
+  };
+
+  void drop_all(std::vector<sql::TableName> names, bool if_exists, bool sequence) {
+    auto run = std::make_shared<DropRun>();
+    run->ex = &ex;
+    run->s = &s;
+    run->done = std::move(done);
+    run->names = std::move(names);
+    run->if_exists = if_exists;
+    run->sequence = sequence;
+    run->step(0);
   }
 
   void operator()(const sql::DropTable& st) { drop_all(st.names, st.if_exists, false); }
@@ -687,7 +765,7 @@ struct QueryExecutor::Visitor {
 
   bool schema_ok(const std::string& schema) {
     if (schema.empty() || schema == ex.settings_.database) return true;
-    done(err(kErBadDb, "42000", "Unknown database '" + schema + "'"));
+    done(err(kErBadDb, "42000", "Unknown database '" + clip_for_message(schema) + "'"));
     return false;
   }
 
@@ -725,33 +803,89 @@ struct QueryExecutor::Visitor {
 
   // --- session -----------------------------------------------------------------------------
 
-  std::optional<std::string> evaluate(const sql::Assignment& a) const {
+  sql::Evaluation evaluate(const sql::Assignment& a) const {
     if (a.value && a.value->kind != sql::LiteralKind::kNull &&
         a.value->kind != sql::LiteralKind::kDefault) {
-      return a.value->text;
+      return sql::Evaluation{a.value->text, sql::EvalFailure::kNotUnderstood};
     }
-    return sql::evaluate_simple(a.expr, [this](sql::VariableScope scope, std::string_view n) {
-      auto v = lookup_variable(ex.settings_, s, n, scope == sql::VariableScope::kGlobal);
-      return v ? std::optional(v->value) : std::nullopt;
-    });
+    sql::EvalLimits limits;
+    limits.max_depth = kMaxExpressionDepth;
+    limits.max_value_bytes = ex.settings_.max_allowed_packet;
+    return sql::evaluate(
+        a.expr,
+        [this](sql::VariableScope scope, std::string_view n) {
+          auto v = lookup_variable(ex.settings_, s, n, scope == sql::VariableScope::kGlobal);
+          return v ? std::optional(std::move(v->value)) : std::nullopt;
+        },
+        limits);
+  }
+
+  // The ERR for an expression that is too deep or too large; nullopt when it merely has no
+  // value (NULL, or something the evaluator does not understand).
+  std::optional<ErrResult> evaluation_error(const sql::Evaluation& v,
+                                            const sql::Assignment& a) const {
+    if (v.value) return std::nullopt;
+    switch (v.failure) {
+      case sql::EvalFailure::kTooDeep:
+        return to_err(LimitErrc::kNestedTooDeep,
+                      "You have an error in your SQL syntax; the value of '" +
+                          clip_for_message(a.name) + "' is nested more than " +
+                          std::to_string(kMaxExpressionDepth) + " levels deep");
+      case sql::EvalFailure::kTooLarge:
+        return to_err(LimitErrc::kValueTooLarge,
+                      "Result of SET '" + clip_for_message(a.name) +
+                          "' was larger than max_allowed_packet (" +
+                          std::to_string(ex.settings_.max_allowed_packet) + ")");
+      case sql::EvalFailure::kNotUnderstood:
+        break;
+    }
+    return std::nullopt;
+  }
+
+  // Names and values of every session and user variable, as counted against the budget.
+  static std::uint64_t count_variable_bytes(const SessionState& s) {
+    std::uint64_t n = 0;
+    for (const auto* m : {&s.variables, &s.user_variables}) {
+      for (const auto& [k, v] : *m) n += k.size() + v.size();
+    }
+    return n;
   }
 
   void operator()(const sql::SetStatement& st) {
-    // Check every assignment before applying any, so a refused SET changes nothing.
-    for (const auto& a : st.assignments) {
-      if (a.target != sql::AssignmentTarget::kSystemVariable) continue;
-      if (a.scope == sql::VariableScope::kGlobal || a.scope == sql::VariableScope::kPersist ||
-          a.scope == sql::VariableScope::kPersistOnly) {
+    // Evaluate and check every assignment before applying any, as mysqld's check phase, so a
+    // refused SET changes nothing.
+    std::vector<std::optional<std::string>> values(st.assignments.size());
+    std::uint64_t growth = 0;  // at most this many bytes more once applied
+    std::size_t new_user = 0;
+    std::size_t new_session = 0;
+    for (std::size_t i = 0; i < st.assignments.size(); ++i) {
+      const auto& a = st.assignments[i];
+      if (a.target == sql::AssignmentTarget::kNames ||
+          a.target == sql::AssignmentTarget::kCharacterSet) {
+        // Up to four character_set_* / collation_* entries, each a short name.
+        growth += 4 * (32 + (a.value ? a.value->text.size() : a.expr.size()) + a.collation.size());
+        continue;
+      }
+      if (a.target == sql::AssignmentTarget::kSystemVariable &&
+          (a.scope == sql::VariableScope::kGlobal || a.scope == sql::VariableScope::kPersist ||
+           a.scope == sql::VariableScope::kPersistOnly)) {
         return done(err(kErSpecificAccessDenied, "42000",
                         "Access denied; you need (at least one of) the SUPER or "
                         "SYSTEM_VARIABLES_ADMIN privilege(s) for this operation"));
+      }
+      sql::Evaluation v = evaluate(a);
+      if (auto e = evaluation_error(v, a)) return done(std::move(*e));
+      values[i] = std::move(v.value);
+      if (a.target == sql::AssignmentTarget::kUserVariable) {
+        if (values[i] && !s.user_variables.contains(a.name)) ++new_user;
+        if (values[i]) growth += a.name.size() + values[i]->size();
+        continue;
       }
       if (a.name == "auto_increment_increment" || a.name == "auto_increment_offset") {
         const auto current = a.name == "auto_increment_increment"
                                  ? ex.settings_.auto_increment_increment
                                  : ex.settings_.auto_increment_offset;
-        auto v = evaluate(a);
-        if (v != std::to_string(current)) {
+        if (values[i] != std::to_string(current)) {
           return done(err(kErNotSupportedYet, "42000",
                           "ticketd does not allow changing " + a.name +
                               " per session (the "
@@ -762,15 +896,33 @@ struct QueryExecutor::Visitor {
         }
       }
       if (a.name == "autocommit") {
-        auto v = evaluate(a);
-        if (!v || !parse_bool(*v)) {
+        if (!values[i] || !parse_bool(*values[i])) {
           return done(err(1231, "42000",
-                          "Variable 'autocommit' can't be set to the value of '" + a.expr + "'"));
+                          "Variable 'autocommit' can't be set to the value of '" +
+                              clip_for_message(a.expr) + "'"));
         }
+        continue;
       }
+      // Recorded so SELECT @@x reads it back; an expression we cannot evaluate is kept as
+      // written (drivers only read back what they set).
+      if (!values[i]) values[i] = a.expr;
+      if (!s.variables.contains(a.name)) ++new_session;
+      // transaction_isolation / tx_isolation are kept in two entries.
+      growth += 2 * (32 + a.name.size() + values[i]->size());
+    }
+    if (s.user_variables.size() + new_user > kMaxSessionVariables ||
+        s.variables.size() + new_session > kMaxSessionVariables) {
+      return done(to_err(LimitErrc::kTooManyVariables,
+                         "Too many variables in one session: at most " +
+                             std::to_string(kMaxSessionVariables) +
+                             " user variables and as many session variables"));
+    }
+    if (auto verdict = s.memory.try_charge(growth); verdict != ConnectionMemory::Verdict::kOk) {
+      return done(to_err(verdict, s.memory));
     }
     bool commit_on_autocommit = false;
-    for (const auto& a : st.assignments) {
+    for (std::size_t i = 0; i < st.assignments.size(); ++i) {
+      const auto& a = st.assignments[i];
       switch (a.target) {
         case sql::AssignmentTarget::kNames:
         case sql::AssignmentTarget::kCharacterSet: {
@@ -785,9 +937,8 @@ struct QueryExecutor::Visitor {
           break;
         }
         case sql::AssignmentTarget::kUserVariable: {
-          auto v = evaluate(a);
-          if (v) {
-            s.user_variables[a.name] = *v;
+          if (values[i]) {
+            s.user_variables[a.name] = std::move(*values[i]);
           } else {
             s.user_variables.erase(a.name);
           }
@@ -795,16 +946,13 @@ struct QueryExecutor::Visitor {
         }
         case sql::AssignmentTarget::kSystemVariable: {
           if (a.name == "autocommit") {
-            const bool on = *parse_bool(*evaluate(a));
+            const bool on = *parse_bool(*values[i]);
             if (on && s.in_transaction) commit_on_autocommit = true;  // as in MySQL
             if (on) s.in_transaction = false;
             s.autocommit = on;
             break;
           }
-          auto v = evaluate(a);
-          // Recorded so SELECT @@x reads it back; an expression we cannot evaluate is kept as
-          // written (drivers only read back what they set).
-          s.variables[a.name] = v.value_or(a.expr);
+          s.variables[a.name] = std::move(*values[i]);
           if (a.name == "transaction_isolation" || a.name == "tx_isolation") {
             s.variables["transaction_isolation"] = s.variables[a.name];
             s.variables["tx_isolation"] = s.variables[a.name];
@@ -813,6 +961,15 @@ struct QueryExecutor::Visitor {
         }
       }
     }
+    // `growth` was an upper bound: keep charged exactly what the variables now hold.
+    const std::uint64_t now = count_variable_bytes(s);
+    const std::uint64_t charged = s.variable_bytes + growth;
+    if (now <= charged) {
+      s.memory.release(charged - now);
+    } else {
+      (void)s.memory.try_charge(now - charged);  // never: growth bounds every assignment
+    }
+    s.variable_bytes = now;
     if (commit_on_autocommit && !s.gapless_holds.empty()) return end_transaction(true, false);
     done(OkResult{});
   }
@@ -925,7 +1082,7 @@ struct QueryExecutor::Visitor {
       s.database = st.schema;
       return done(OkResult{});
     }
-    done(err(kErBadDb, "42000", "Unknown database '" + st.schema + "'"));
+    done(err(kErBadDb, "42000", "Unknown database '" + clip_for_message(st.schema) + "'"));
   }
 
   // Tickets are durable the moment they are issued; only gapless numbers wait for COMMIT.

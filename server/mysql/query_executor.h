@@ -26,6 +26,10 @@ namespace ticketd::mysql {
 /// concurrently; it holds no per-session state.
 class QueryExecutor {
  public:
+  /// Nesting levels of parentheses and function calls a SET expression may have (the
+  /// evaluator recurses once per level; mysqld's parser has a similar stack bound).
+  static constexpr std::size_t kMaxExpressionDepth = 64;
+
   using Done = std::function<void(QueryResult)>;
   /// Called for every value handed out (sequence, count): metrics.
   using IssuedHook = std::function<void(std::string_view, std::uint64_t)>;
@@ -42,6 +46,12 @@ class QueryExecutor {
   void end_session(SessionState& session) const;
 
   [[nodiscard]] const ServerSettings& settings() const { return settings_; }
+  /// A memory account for a new connection, within settings().connection_memory_limit and the
+  /// budget every connection shares (settings().global_connection_memory_limit).
+  [[nodiscard]] ConnectionMemory connection_memory() const {
+    return ConnectionMemory(settings_.connection_memory_limit, &global_memory_);
+  }
+  [[nodiscard]] const MemoryBudget& global_memory() const { return global_memory_; }
 
  private:
   struct Visitor;
@@ -53,6 +63,7 @@ class QueryExecutor {
   UuidV7Generator* uuids_;
   const ServingGate* gate_;  // null: always serving (no election)
   std::int64_t started_unix_ms_;
+  mutable MemoryBudget global_memory_;  // thread-safe: shared by every connection's account
 };
 
 }  // namespace ticketd::mysql

@@ -72,6 +72,7 @@ ServerConnection::ServerConnection(const QueryExecutor& executor, const UserTabl
       server_caps_(kServerCapabilities) {
   session_.connection_id = connection_id;
   session_.host = std::move(peer_host);
+  session_.memory = executor_.connection_memory();
 }
 
 ServerConnection::~ServerConnection() { executor_.end_session(session_); }
@@ -110,7 +111,8 @@ void ServerConnection::append_ok(std::string& out, const OkResult& ok, std::uint
 void ServerConnection::append_err(std::string& out, std::uint16_t code, std::string_view state,
                                   std::string_view message) {
   if (hooks_.on_error) hooks_.on_error(code);
-  ErrPacket p{code, std::string(state), std::string(message)};
+  // mysqld never sends more than MYSQL_ERRMSG_SIZE - 1 bytes of message.
+  ErrPacket p{code, std::string(state), std::string(clip_utf8(message, kMysqlErrmsgSize - 1))};
   append(out, to_payload(p, client_caps_ == 0 ? kClientProtocol41 : client_caps_));
 }
 
@@ -220,15 +222,17 @@ void ServerConnection::finish_auth(std::string_view token, const Done& done) {
   if (!ok) {
     if (hooks_.on_auth_failure) hooks_.on_auth_failure();
     return done(error_output(kErAccessDenied, "28000",
-                             "Access denied for user '" + pending_user_ + "'@'" + session_.host +
+                             "Access denied for user '" + clip_for_message(pending_user_) + "'@'" +
+                                 session_.host +
                                  "' (using password: " + (token.empty() ? "NO" : "YES") + ")",
                              true));
   }
   if (pending_database_ && !pending_database_->empty()) {
     if (*pending_database_ != executor_.settings().database &&
         *pending_database_ != "information_schema") {
-      return done(
-          error_output(kErBadDb, "42000", "Unknown database '" + *pending_database_ + "'", true));
+      return done(error_output(kErBadDb, "42000",
+                               "Unknown database '" + clip_for_message(*pending_database_) + "'",
+                               true));
     }
     session_.database = *pending_database_;
   }
@@ -271,7 +275,16 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
       if (q->query.find(';') == std::string::npos) {
         statements.push_back(std::move(q->query));  // one statement: nothing to split
       } else {
-        auto parts = sql::split_statements(q->query);
+        auto parts = sql::split_statements(q->query, kMaxStatementsPerQuery);
+        if (parts.size() > kMaxStatementsPerQuery && multi_statements_) {
+          Output o;
+          append_result(o.bytes,
+                        to_err(LimitErrc::kTooManyStatements,
+                               "Too many statements in one query: at most " +
+                                   std::to_string(kMaxStatementsPerQuery) + " are allowed"),
+                        false, 0);
+          return done(std::move(o));
+        }
         statements.assign(parts.begin(), parts.end());
       }
       if (statements.empty()) statements.emplace_back(q->query);
@@ -279,7 +292,7 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
         // Without CLIENT_MULTI_STATEMENTS, "a; b" is one malformed statement, as in mysqld.
         statements = {q->query};
       }
-      return run_queries(std::move(statements), 0, false, {}, done);
+      return start_queries(std::move(statements), false, done);
     }
     case kComFieldList:
       return field_list(payload, done);
@@ -312,6 +325,9 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
       fresh.user = session_.user;
       fresh.host = session_.host;
       fresh.database = session_.database;
+      // A fresh account: assigning gives back everything the old one held, long data and
+      // statement texts included.
+      fresh.memory = executor_.connection_memory();
       session_ = std::move(fresh);
       statements_.clear();
       Output o;
@@ -324,7 +340,13 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
       return execute_prepared(payload, done);
     case kComStmtClose: {
       // No reply, by protocol. Closing an unknown id is silently ignored, as in mysqld.
-      if (auto c = decode_stmt_close(as_bytes(payload))) statements_.erase(c->statement_id);
+      if (auto c = decode_stmt_close(as_bytes(payload))) {
+        if (auto it = statements_.find(c->statement_id); it != statements_.end()) {
+          release_long_data(it->second);
+          session_.memory.release(it->second.sql.size());
+          statements_.erase(it);
+        }
+      }
       return done(Output{});
     }
     case kComStmtReset: {
@@ -335,7 +357,8 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
                                  "Unknown prepared statement handler given to mysqld_stmt_reset",
                                  false));
       }
-      for (auto& d : it->second.long_data) d.reset();
+      release_long_data(it->second);
+      it->second.long_data_error.reset();
       Output o;
       append_ok(o.bytes, OkResult{});
       return done(std::move(o));
@@ -343,15 +366,26 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
     case kComStmtSendLongData: {
       // No reply, by protocol; the data joins the parameter at the next execute.
       auto d = decode_stmt_send_long_data(as_bytes(payload));
-      if (d) {
-        auto it = statements_.find(d->statement_id);
-        if (it != statements_.end() && d->param_id < it->second.num_params) {
-          auto& slot = it->second.long_data[d->param_id];
-          if (!slot) slot.emplace();
-          if (slot->size() + d->data.size() <= executor_.settings().max_allowed_packet) {
-            slot->append(d->data);
-          }
-        }
+      auto it = d ? statements_.find(d->statement_id) : statements_.end();
+      if (it == statements_.end() || d->param_id >= it->second.num_params) return done(Output{});
+      auto& ps = it->second;
+      if (ps.long_data_error) return done(Output{});  // already failed: dropped until execute
+      auto& slot = ps.long_data[d->param_id];
+      const std::size_t have = slot ? slot->size() : 0;
+      if (have + d->data.size() > executor_.settings().max_allowed_packet) {
+        // mysqld's text for a parameter longer than max_allowed_packet.
+        ps.long_data_error = to_err(LimitErrc::kLongDataTooLarge,
+                                    "Parameter of prepared statement which is set through "
+                                    "mysql_send_long_data() is longer than 'max_allowed_packet' "
+                                    "bytes");
+        release_long_data(ps);
+      } else if (auto verdict = session_.memory.try_charge(d->data.size());
+                 verdict != ConnectionMemory::Verdict::kOk) {
+        ps.long_data_error = to_err(verdict, session_.memory);
+        release_long_data(ps);
+      } else {
+        if (!slot) slot.emplace();
+        slot->append(d->data);
       }
       return done(Output{});
     }
@@ -360,19 +394,42 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
   }
 }
 
-void ServerConnection::run_queries(std::vector<std::string> statements, std::size_t index,
-                                   bool binary, std::string out, const Done& done) {
-  const std::string sql = statements[index];
-  executor_.execute(session_, std::string_view(sql),
-                    [this, statements = std::move(statements), index, binary, out = std::move(out),
-                     done](QueryResult r) mutable {
-                      const bool last = index + 1 == statements.size();
-                      const bool failed = std::holds_alternative<ErrResult>(r);
-                      // Later results follow: say so, until the last one or an error.
-                      append_result(out, r, binary, last || failed ? 0 : kServerMoreResultsExists);
-                      if (last || failed) return done(Output{std::move(out), false});
-                      run_queries(std::move(statements), index + 1, binary, std::move(out), done);
-                    });
+void ServerConnection::start_queries(std::vector<std::string> statements, bool binary,
+                                     const Done& done) {
+  auto run = std::make_shared<QueryRun>();
+  run->statements = std::move(statements);
+  run->binary = binary;
+  run->done = done;
+  run_queries(run);
+}
+
+void ServerConnection::run_queries(const std::shared_ptr<QueryRun>& run) {
+  // A loop, not a call per statement: most statements answer inline (the cached path), and a
+  // recursion per statement overflowed the stack at a few thousand statements.
+  for (;;) {
+    run->phase.store(0);
+    executor_.execute(
+        session_, std::string_view(run->statements[run->index]), [this, run](QueryResult r) {
+          const bool last = run->index + 1 == run->statements.size();
+          const bool failed = std::holds_alternative<ErrResult>(r);
+          // Later results follow: say so, until the last one or an error.
+          append_result(run->out, r, run->binary, last || failed ? 0 : kServerMoreResultsExists);
+          if (last || failed) return run->done(Output{std::move(run->out), false});
+          ++run->index;
+          int expected = 0;
+          if (run->phase.compare_exchange_strong(expected, 1)) return;  // the loop goes on
+          run_queries(run);  // answered later: resume the loop on this thread
+        });
+    int expected = 0;
+    if (run->phase.compare_exchange_strong(expected, 2)) return;  // answered, or answers later
+  }
+}
+
+void ServerConnection::release_long_data(PreparedStatement& ps) {
+  for (auto& d : ps.long_data) {
+    if (d) session_.memory.release(d->size());
+    d.reset();
+  }
 }
 
 void ServerConnection::field_list(std::string_view payload, const Done& done) {
@@ -418,12 +475,23 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
                                  std::to_string(executor_.settings().max_prepared_stmt_count) + ")",
                              false));
   }
+  // The text stays until COM_STMT_CLOSE: it counts against the connection's memory budget,
+  // checked before the work of recognizing it.
+  if (auto verdict = session_.memory.try_charge(p->query.size());
+      verdict != ConnectionMemory::Verdict::kOk) {
+    Output o;
+    append_result(o.bytes, to_err(verdict, session_.memory), false, 0);
+    return done(std::move(o));
+  }
   PreparedStatement ps;
-  ps.sql = p->query;
+  ps.sql = std::move(p->query);
+  const auto refund = [this, &ps] { session_.memory.release(ps.sql.size()); };
   const auto n = sql::count_placeholders(ps.sql);
-  if (n > 65535)
+  if (n > 65535) {
+    refund();
     return done(
         error_output(1390, "HY000", "Prepared statement contains too many placeholders", false));
+  }
   ps.num_params = static_cast<std::uint16_t>(n);
   ps.long_data.resize(ps.num_params);
   // Recognize with a stand-in for each `?` so syntax errors surface at prepare time, and so a
@@ -431,6 +499,7 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
   auto probe = sql::recognize(
       sql::substitute_placeholders(ps.sql, std::vector<std::string>(ps.num_params, "1")));
   if (const auto* u = std::get_if<sql::Unrecognized>(&probe)) {
+    refund();
     Output o;
     executor_.execute(session_, probe,
                       [this, &o](QueryResult r) { append_result(o.bytes, r, false, 0); });
@@ -477,6 +546,12 @@ void ServerConnection::execute_prepared(std::string_view payload, const Done& do
                              false));
   }
   auto& ps = it->second;
+  if (ps.long_data_error) {
+    Output o;
+    append_result(o.bytes, *ps.long_data_error, true, 0);
+    ps.long_data_error.reset();
+    return done(std::move(o));
+  }
   auto exec = decode_stmt_execute(as_bytes(payload), ps.num_params, ps.param_types, ps.long_data);
   if (!exec) {
     return done(error_output(kErWrongArguments, "HY000",
@@ -485,9 +560,9 @@ void ServerConnection::execute_prepared(std::string_view payload, const Done& do
   std::vector<std::string> literals;
   literals.reserve(exec->params.size());
   for (const auto& v : exec->params) literals.push_back(to_sql_literal(v));
-  for (auto& d : ps.long_data) d.reset();  // long data is consumed by one execute
+  release_long_data(ps);  // long data is consumed by one execute
   std::string sql = sql::substitute_placeholders(ps.sql, literals);
-  run_queries({std::move(sql)}, 0, true, {}, done);
+  start_queries({std::move(sql)}, true, done);
 }
 
 }  // namespace ticketd::mysql

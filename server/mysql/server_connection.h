@@ -1,9 +1,11 @@
 // The MySQL protocol decisions for one connection: bytes in, bytes out, no socket.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -64,6 +66,10 @@ class ServerConnection {
 
   /// Packets larger than this are refused before authentication.
   static constexpr std::size_t kPreAuthMaxPacket = 64 * 1024;
+  /// Statements one COM_QUERY may carry (CLIENT_MULTI_STATEMENTS). mysqld has no such bound; a
+  /// ticket client sends a few, and a query of 5,000 `SELECT 1;` is an attack, refused whole
+  /// before any of it runs.
+  static constexpr std::size_t kMaxStatementsPerQuery = 1000;
 
  private:
   enum class State { kAwaitHandshakeResponse, kAwaitAuthSwitchResponse, kCommand, kClosed };
@@ -73,15 +79,32 @@ class ServerConnection {
     std::uint16_t num_params = 0;
     std::vector<std::uint16_t> param_types;  // sent only on the first execute: remembered
     std::vector<std::optional<std::string>> long_data;
+    // Long data that broke a limit: the parameters are dropped and the next execute fails with
+    // this, as mysqld reports a failed COM_STMT_SEND_LONG_DATA (which has no reply) at execute.
+    std::optional<ErrResult> long_data_error;
     std::vector<ColumnDefinition41> columns;
+  };
+
+  // One COM_QUERY's statements, run one after another by a loop (see run_queries).
+  struct QueryRun {
+    std::vector<std::string> statements;
+    std::size_t index = 0;
+    bool binary = false;
+    std::string out;
+    Done done;
+    // 0: a statement is running inside run_queries(), 1: it answered inline, 2: run_queries()
+    // returned and the answer comes later (on the engine's thread), which resumes the loop.
+    std::atomic<int> phase{0};
   };
 
   void handle_handshake_response(std::string_view payload, const Done& done);
   void handle_auth_switch_response(std::string_view payload, const Done& done);
   void finish_auth(std::string_view token, const Done& done);
   void handle_command(std::string_view payload, const Done& done);
-  void run_queries(std::vector<std::string> statements, std::size_t index, bool binary,
-                   std::string out, const Done& done);
+  void run_queries(const std::shared_ptr<QueryRun>& run);
+  void start_queries(std::vector<std::string> statements, bool binary, const Done& done);
+  // Gives back the memory of a statement's long data (and forgets the data).
+  void release_long_data(PreparedStatement& ps);
   void prepare(std::string_view payload, const Done& done);
   void execute_prepared(std::string_view payload, const Done& done);
   void field_list(std::string_view payload, const Done& done);

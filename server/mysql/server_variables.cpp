@@ -34,7 +34,6 @@ constexpr Fixed kFixed[] = {
     {"license", "GPL", false},
     {"lower_case_table_names", "0", true},
     {"net_buffer_length", "16384", true},
-    {"net_read_timeout", "30", true},
     {"net_write_timeout", "60", true},
     {"performance_schema", "0", true},
     {"port", "3306", true},
@@ -62,29 +61,33 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::map<std::string, VariableValue> table(const ServerSettings& s, const SessionState& session,
-                                           bool global) {
-  std::map<std::string, VariableValue> t;
-  for (const auto& f : kFixed) t[f.name] = VariableValue{f.value, f.numeric};
-  auto num = [](auto v) { return VariableValue{std::to_string(v), true}; };
-  t["auto_increment_increment"] = num(s.auto_increment_increment);
-  t["auto_increment_offset"] = num(s.auto_increment_offset);
-  t["max_allowed_packet"] = num(s.max_allowed_packet);
-  t["wait_timeout"] = num(s.wait_timeout_s);
-  t["max_connections"] = num(s.max_connections);
-  t["max_prepared_stmt_count"] = num(s.max_prepared_stmt_count);
-  t["version"] = VariableValue{s.version, false};
-  t["version_comment"] = VariableValue{s.version_comment, false};
-  t["autocommit"] = VariableValue{global || session.autocommit ? "1" : "0", true};
-  if (!global) {
-    for (const auto& [k, v] : session.variables) {
-      const bool numeric = !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) {
-        return std::isdigit(c) != 0;
-      });
-      t[k] = VariableValue{v, numeric};
-    }
-  }
-  return t;
+VariableValue num(std::uint64_t v) { return VariableValue{std::to_string(v), true}; }
+
+// The server's own value of `key` (lower case): a setting, else the fixed table. No session
+// overrides.
+std::optional<VariableValue> server_value(const ServerSettings& s, const SessionState& session,
+                                          std::string_view key, bool global) {
+  if (key == "auto_increment_increment") return num(s.auto_increment_increment);
+  if (key == "auto_increment_offset") return num(s.auto_increment_offset);
+  if (key == "max_allowed_packet") return num(s.max_allowed_packet);
+  if (key == "wait_timeout") return num(s.wait_timeout_s);
+  if (key == "net_read_timeout") return num(s.net_read_timeout_s);
+  if (key == "max_connections") return num(s.max_connections);
+  if (key == "max_prepared_stmt_count") return num(s.max_prepared_stmt_count);
+  if (key == "connection_memory_limit") return num(s.connection_memory_limit);
+  if (key == "global_connection_memory_limit") return num(s.global_connection_memory_limit);
+  if (key == "version") return VariableValue{s.version, false};
+  if (key == "version_comment") return VariableValue{s.version_comment, false};
+  if (key == "autocommit") return VariableValue{global || session.autocommit ? "1" : "0", true};
+  const auto* f = std::find_if(std::begin(kFixed), std::end(kFixed),
+                               [key](const Fixed& f) { return key == f.name; });
+  if (f == std::end(kFixed)) return std::nullopt;
+  return VariableValue{f->value, f->numeric};
+}
+
+bool all_digits(std::string_view v) {
+  return !v.empty() &&
+         std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
 }  // namespace
@@ -92,22 +95,35 @@ std::map<std::string, VariableValue> table(const ServerSettings& s, const Sessio
 std::optional<VariableValue> lookup_variable(const ServerSettings& settings,
                                              const SessionState& session, std::string_view name,
                                              bool global) {
+  // One lookup per reference, whatever the session holds: a query naming @@x thousands of
+  // times must not copy every session variable each time.
   const auto key = lower(name);
-  if (!global && (key == "identity" || key == "last_insert_id")) {
-    return VariableValue{std::to_string(session.last_insert_id), true};
+  if (!global) {
+    if (key == "identity" || key == "last_insert_id") {
+      return VariableValue{std::to_string(session.last_insert_id), true};
+    }
+    if (auto it = session.variables.find(key); it != session.variables.end()) {
+      return VariableValue{it->second, all_digits(it->second)};
+    }
   }
-  auto t = table(settings, session, global);
-  auto it = t.find(key);
-  if (it == t.end()) return std::nullopt;
-  return it->second;
+  return server_value(settings, session, key, global);
 }
 
 std::vector<std::pair<std::string, std::string>> all_variables(const ServerSettings& settings,
                                                                const SessionState& session,
                                                                bool global) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (auto& [k, v] : table(settings, session, global)) out.emplace_back(k, v.value);
-  return out;
+  std::map<std::string, std::string> t;
+  for (const auto& f : kFixed) t[f.name] = server_value(settings, session, f.name, global)->value;
+  for (const char* k :
+       {"auto_increment_increment", "auto_increment_offset", "max_allowed_packet",
+        "net_read_timeout", "max_connections", "max_prepared_stmt_count", "connection_memory_limit",
+        "global_connection_memory_limit", "version", "version_comment", "autocommit"}) {
+    t[k] = server_value(settings, session, k, global)->value;
+  }
+  if (!global) {
+    for (const auto& [k, v] : session.variables) t[k] = v;
+  }
+  return {t.begin(), t.end()};
 }
 
 bool like_match(std::string_view text, std::string_view pattern) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/core/gapless_sequence.h"
+#include "server/mysql/connection_memory.h"
 #include "server/sql/statement.h"
 
 namespace ticketd::mysql {
@@ -23,10 +24,19 @@ struct ServerSettings {
   std::uint64_t default_cache = 1000;
   std::uint32_t max_allowed_packet = 16 * 1024 * 1024;
   std::uint32_t wait_timeout_s = 28800;
+  std::uint32_t net_read_timeout_s = 30;
   std::uint32_t max_connections = 10000;
   std::uint32_t max_prepared_stmt_count = 16382;
   std::uint64_t max_block = 1000000;  // largest SELECT NEXT n VALUES / multi-row insert
+  // Bytes one connection may keep between commands (long data, prepared statement texts,
+  // variables), and all connections together; as MySQL 8's variables of the same names.
+  std::uint64_t connection_memory_limit = 64ULL * 1024 * 1024;
+  std::uint64_t global_connection_memory_limit = 1024ULL * 1024 * 1024;
 };
+
+/// Session overrides (SET @@x) and user variables (SET @x) a session may hold, each: mysqld has
+/// no such bound, but a ticket server's clients set a handful at connect time.
+inline constexpr std::size_t kMaxSessionVariables = 1024;
 
 /// A gapless number reserved inside the session's open transaction: COMMIT commits it,
 /// ROLLBACK, COM_RESET_CONNECTION or the end of the connection release it.
@@ -53,6 +63,8 @@ struct SessionState {
   std::uint64_t last_insert_id = 0;
   std::map<std::string, std::string> variables;       // session overrides, lower-case names
   std::map<std::string, std::string> user_variables;  // @name
+  std::uint64_t variable_bytes = 0;                   // names + values of both maps above
+  ConnectionMemory memory;                            // this connection's budget
   std::map<std::string, std::uint64_t> last_values;   // LASTVAL(s) per sequence
   std::vector<Warning> warnings;                      // of the previous statement
   std::vector<GaplessHold> gapless_holds;             // reserved in the open transaction

@@ -20,7 +20,7 @@ std::string_view trim(std::string_view s) {
 
 }  // namespace
 
-std::vector<std::string_view> split_statements(std::string_view sql) {
+std::vector<std::string_view> split_statements(std::string_view sql, std::size_t max_pieces) {
   std::vector<std::string_view> pieces;
   Lexer lexer(sql);
   std::size_t piece_begin = 0;
@@ -34,7 +34,10 @@ std::vector<std::string_view> split_statements(std::string_view sql) {
       break;
     }
     if (t.is_operator(";")) {
-      if (piece_has_tokens) pieces.push_back(trim(sql.substr(piece_begin, t.offset - piece_begin)));
+      if (piece_has_tokens) {
+        pieces.push_back(trim(sql.substr(piece_begin, t.offset - piece_begin)));
+        if (pieces.size() > max_pieces) break;
+      }
       piece_begin = t.end();
       piece_has_tokens = false;
     } else {

@@ -13,8 +13,10 @@ namespace ticketd::sql {
 /// surrounding whitespace trimmed and without its ';'. Pieces holding only whitespace and comments
 /// (";;", a trailing "-- done") are dropped; comments before a statement stay with it. If the
 /// text has an unterminated string or comment, the rest of the text from the last ';' is one piece,
-/// so that recognize() reports the syntax error.
-[[nodiscard]] std::vector<std::string_view> split_statements(std::string_view sql);
+/// so that recognize() reports the syntax error. Stops after `max_pieces` + 1 pieces, so a caller
+/// that caps statements per query can tell "too many" without splitting megabytes of `1;1;1;`.
+[[nodiscard]] std::vector<std::string_view> split_statements(
+    std::string_view sql, std::size_t max_pieces = static_cast<std::size_t>(-1) - 1);
 
 /// Number of `?` placeholders outside strings, quoted identifiers and comments.
 [[nodiscard]] std::size_t count_placeholders(std::string_view sql);

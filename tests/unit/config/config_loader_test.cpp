@@ -88,6 +88,24 @@ TEST(ConfigLoader, ErrorsNameTheKeyAndTheLine) {
   expect_error("data_dir: [unclosed\n", {"YAML syntax error"});
 }
 
+TEST(ConfigLoader, MySqlReadTimeoutAndMemoryBudgets) {
+  auto defaults = load("");
+  ASSERT_TRUE(defaults.config);
+  EXPECT_EQ(defaults.config->mysql.net_read_timeout_s, 30u);
+  EXPECT_EQ(defaults.config->mysql.connection_memory_limit, 64u * 1024 * 1024);
+  EXPECT_EQ(defaults.config->mysql.global_connection_memory_limit, 1024u * 1024 * 1024);
+  auto r = load(
+      "mysql:\n  net_read_timeout: 1\n  connection_memory_limit: 33554432\n"
+      "  global_connection_memory_limit: 67108864\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_EQ(r.config->mysql.net_read_timeout_s, 1u);
+  EXPECT_EQ(r.config->mysql.connection_memory_limit, 33554432u);
+  EXPECT_EQ(r.config->mysql.global_connection_memory_limit, 67108864u);
+  expect_error("mysql:\n  net_read_timeout: 0\n", {"t.yaml:2: mysql.net_read_timeout: must be"});
+  expect_error("mysql:\n  connection_memory_limit: 10\n",
+               {"t.yaml:2: mysql.connection_memory_limit: must be"});
+}
+
 TEST(ConfigLoader, ReportsEveryErrorAtOnce) {
   auto r = load("bogus: 1\nmysql:\n  listen: x\nsequences:\n  - { name: A, offset: 9 }\n");
   ASSERT_FALSE(r.config);

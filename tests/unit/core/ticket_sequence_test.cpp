@@ -229,6 +229,48 @@ TEST(TicketSequence, AdvanceMovesForwardDurablyAndNeverBack) {
   EXPECT_EQ(too_big.error().code, TicketErrc::kInvalidArgument);
 }
 
+// SETVAL(s, max_value) marks max_value itself used: the sequence is exhausted, not refused with
+// "value max_value + 1 is above max_value" (the off-by-one of issue 11, item 17).
+TEST(TicketSequence, AdvancePastMaxValueExhaustsTheSequenceDurably) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);
+  auto past = [&](std::uint64_t v) {
+    std::promise<DetailedResult<Block>> p;
+    s->advance_past(v, [&](DetailedResult<Block> b) { p.set_value(std::move(b)); });
+    return p.get_future().get();
+  };
+  ASSERT_TRUE(past(1000));
+  EXPECT_EQ(take1(*s), 1001u);
+  auto at_max = past(kDefaultMaxValue);
+  ASSERT_TRUE(at_max) << at_max.error().message;
+  EXPECT_TRUE(s->info().exhausted);
+  EXPECT_EQ(s->info().durable_ceiling, kDefaultMaxValue);
+  auto next = take_and_wait(*s, 1);
+  ASSERT_FALSE(next);
+  EXPECT_EQ(next.error().code, TicketErrc::kExhausted);
+  auto above = past(kDefaultMaxValue + 1);
+  ASSERT_FALSE(above);
+  EXPECT_EQ(above.error().code, TicketErrc::kInvalidArgument);
+  // A restart from the durable ceiling is still exhausted.
+  auto reopened = f.make(SequenceSpec{.cache = 10}, s->info().durable_ceiling);
+  EXPECT_TRUE(reopened->info().exhausted);
+}
+
+// A max_value off the increment's grid (values 1, 11, ..., 91; max 95): advancing past max
+// aligns the next value to 101, yet completes instead of waiting forever for a ceiling of 100,
+// which would be above max_value.
+TEST(TicketSequence, AdvancePastAnUnalignedMaxCompletes) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 10, .offset = 1, .max_value = 95, .cache = 10}, 0);
+  std::promise<DetailedResult<Block>> p;
+  s->advance_past(95, [&](DetailedResult<Block> b) { p.set_value(std::move(b)); });
+  auto done = p.get_future();
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  ASSERT_TRUE(done.get());
+  EXPECT_TRUE(s->info().exhausted);
+}
+
 TEST(TicketSequence, ChangedIncrementAppliesAboveTheCeiling) {
   Fixture f;
   auto s = f.make(SequenceSpec{.cache = 10}, 0);

@@ -44,5 +44,44 @@ TEST(MySqlErrorMapping, EveryEngineErrorHasARow) {
             "lease of worker 3 lost");
 }
 
+TEST(MySqlErrorMapping, EveryFrontEndLimitHasARow) {
+  struct Case {
+    LimitErrc code;
+    std::uint16_t mysql_errno;
+    const char* state;
+  };
+  const Case cases[] = {
+      {LimitErrc::kTooManyStatements, 1105, "HY000"}, {LimitErrc::kNestedTooDeep, 1064, "42000"},
+      {LimitErrc::kValueTooLarge, 1301, "HY000"},     {LimitErrc::kTooManyVariables, 1105, "HY000"},
+      {LimitErrc::kLongDataTooLarge, 1105, "HY000"},  {LimitErrc::kConnectionMemory, 4082, "HY000"},
+      {LimitErrc::kGlobalMemory, 4081, "HY000"},
+  };
+  for (const auto& c : cases) {
+    auto e = to_err(c.code, "detail");
+    EXPECT_EQ(e.code, c.mysql_errno) << static_cast<int>(c.code);
+    EXPECT_EQ(e.sql_state, c.state) << static_cast<int>(c.code);
+    EXPECT_EQ(e.message, "detail");
+  }
+}
+
+TEST(MySqlErrorMapping, MemoryVerdictsNameTheLimitAndTheUse) {
+  MemoryBudget global(1000);
+  ConnectionMemory memory(600, &global);
+  ASSERT_EQ(memory.try_charge(500), ConnectionMemory::Verdict::kOk);
+  EXPECT_EQ(to_err(ConnectionMemory::Verdict::kConnectionLimit, memory).message,
+            "Connection memory limit 600 bytes exceeded. Consumed 500 bytes.");
+  auto g = to_err(ConnectionMemory::Verdict::kGlobalLimit, memory);
+  EXPECT_EQ(g.code, 4081);
+  EXPECT_EQ(g.message, "Global connection memory limit 1000 bytes exceeded. Consumed 500 bytes.");
+}
+
+TEST(MySqlErrorMapping, ClipsNamesWithoutSplittingACharacter) {
+  EXPECT_EQ(clip_for_message("short"), "short");
+  EXPECT_EQ(clip_for_message(std::string(100, 'n')), std::string(64, 'n'));
+  // 63 ASCII bytes and a 2-byte character across the cut: the character goes whole.
+  EXPECT_EQ(clip_for_message(std::string(63, 'a') + "\xc3\xa9tail"), std::string(63, 'a'));
+  EXPECT_EQ(clip_utf8("\xe2\x82\xac\xe2\x82\xac", 4), "\xe2\x82\xac");
+}
+
 }  // namespace
 }  // namespace ticketd::mysql

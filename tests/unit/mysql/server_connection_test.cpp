@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <future>
 
+#include "server/mysql/error_mapping.h"
 #include "server/mysql/protocol/column_definition.h"
 #include "server/mysql/protocol/generic_packets.h"
 #include "server/mysql/protocol/handshake.h"
@@ -43,7 +45,8 @@ std::vector<Packet> unframe(const std::string& bytes) {
 
 class Conversation : public ::testing::Test {
  protected:
-  Conversation() : committer_(store_), service_(store_, committer_) {
+  explicit Conversation(ServerSettings settings = {})
+      : committer_(store_), service_(store_, committer_), settings_(std::move(settings)) {
     EXPECT_TRUE(service_.ensure_configured(SequenceSpec{.name = "Tickets64", .cache = 10}));
     users_["app"] = double_sha1("s3cret");
   }
@@ -68,16 +71,16 @@ class Conversation : public ::testing::Test {
     return *hello;
   }
 
-  std::string login_payload(
-      const HandshakeV10& hello, Capabilities caps, std::string password,
-      std::optional<std::string> plugin = std::string(kNativePasswordPlugin)) {
+  std::string login_payload(const HandshakeV10& hello, Capabilities caps, std::string password,
+                            std::optional<std::string> plugin = std::string(kNativePasswordPlugin),
+                            std::string user = "app", std::string database = "tickets") {
     HandshakeResponse41 r;
     r.capabilities = caps;
     r.max_packet_size = 1 << 24;
     r.character_set = kCharsetUtf8mb4GeneralCi;
-    r.username = "app";
+    r.username = std::move(user);
     r.auth_response = native_password_token(password, hello.auth_plugin_data);
-    r.database = "tickets";
+    r.database = std::move(database);
     r.auth_plugin_name = plugin;
     std::string out;
     PacketWriter w(out);
@@ -316,6 +319,299 @@ TEST_F(Conversation, GaplessNumbersFollowTheTransaction) {
   // Autocommit: one statement reserves and commits.
   EXPECT_EQ(ok(send(query("REPLACE INTO Invoices (stub) VALUES ('a')")))->last_insert_id, 2u);
   EXPECT_EQ((*g)->audit().committed_through, 2u);
+}
+
+// ---- hostile input (issue 11) ----------------------------------------------------------------
+
+std::optional<ErrPacket> last_err(const ServerConnection::Output& o) {
+  auto packets = unframe(o.bytes);
+  if (packets.empty() || static_cast<std::uint8_t>(packets.back().payload[0]) != 0xFF) {
+    return std::nullopt;
+  }
+  auto e = decode_err_packet(as_bytes(packets.back().payload));
+  return e ? std::optional(*e) : std::nullopt;
+}
+
+std::string repeat(std::string_view s, std::size_t n) {
+  std::string out;
+  out.reserve(s.size() * n);
+  for (std::size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+TEST_F(Conversation, SetvalToMaxValueExhaustsTheSequenceInsteadOfAnOffByOneError) {
+  login();
+  auto packets = unframe(send(query("SELECT SETVAL(Tickets64, 9223372036854775807)")).bytes);
+  ASSERT_EQ(packets.size(), 4u) << packets.back().payload;
+  EXPECT_EQ(packets[2].payload,
+            "\x13"
+            "9223372036854775807");
+  auto next = last_err(send(query("SELECT NEXTVAL(Tickets64)")));
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->error_code, kErSequenceRunOut);
+  // Already past: NULL, as MariaDB.
+  packets = unframe(send(query("SELECT SETVAL(Tickets64, 9223372036854775807)")).bytes);
+  ASSERT_EQ(packets.size(), 4u);
+  EXPECT_EQ(testing::to_hex(packets[2].payload), "fb");
+}
+
+// Statements that answer inline (most NEXTVALs, from the cache) and later (when the cache of 10
+// needs a durable write) run one after another without a call per statement.
+TEST_F(Conversation, AThousandStatementsRunInOrderAndMoreAreRefusedWhole) {
+  login();
+  auto packets = unframe(
+      send(query(repeat("SELECT NEXTVAL(Tickets64);", ServerConnection::kMaxStatementsPerQuery)))
+          .bytes);
+  ASSERT_EQ(packets.size(), 4 * ServerConnection::kMaxStatementsPerQuery);
+  for (std::size_t i = 0; i < ServerConnection::kMaxStatementsPerQuery; ++i) {
+    EXPECT_EQ(packets[4 * i + 2].payload.substr(1), std::to_string(i + 1));
+  }
+  for (std::size_t n :
+       {ServerConnection::kMaxStatementsPerQuery + 1, std::size_t{5000}, std::size_t{10000}}) {
+    auto out = send(query(repeat("SELECT 1;", n)));
+    EXPECT_EQ(unframe(out.bytes).size(), 1u) << n;
+    auto e = last_err(out);
+    ASSERT_TRUE(e) << n;
+    EXPECT_EQ(e->error_code, kErGeneral);
+    EXPECT_EQ(e->message, "Too many statements in one query: at most 1000 are allowed");
+  }
+  EXPECT_EQ(unframe(send(query("SELECT 4")).bytes).size(), 4u);
+  // No statement of a refused query ran.
+  packets = unframe(send(query("SELECT NEXTVAL(Tickets64)")).bytes);
+  EXPECT_EQ(packets[2].payload.substr(1), "1001");
+}
+
+// DROP TABLE IF EXISTS over 100,000 missing names answers inline for each: a loop, not a call
+// per name, and at most 1024 notes kept (mysqld's max_error_count).
+TEST_F(Conversation, DroppingAHundredThousandMissingTablesIsOneOk) {
+  login();
+  std::string drop = "DROP TABLE IF EXISTS t0";
+  for (int i = 1; i < 100000; ++i) drop += ", t" + std::to_string(i);
+  auto packets = unframe(send(query(drop)).bytes);
+  ASSERT_EQ(packets.size(), 1u);
+  EXPECT_EQ(static_cast<std::uint8_t>(packets[0].payload[0]), 0x00);
+  EXPECT_EQ(conn_.session().warnings.size(), 1024u);
+}
+
+TEST_F(Conversation, DeepNestingIsASyntaxErrorAndTheConnectionStays) {
+  login();
+  for (std::size_t depth : {std::size_t{30000}, std::size_t{100000}}) {
+    const std::string parens = repeat("(", depth) + "1" + repeat(")", depth);
+    for (const std::string& sql :
+         {"SET @a = " + parens, "SET @@session.x = " + parens, "SET autocommit = " + parens,
+          "SET @a = " + repeat("CONCAT(", depth) + "'a'" + repeat(")", depth),
+          "SET @a = " + repeat("IFNULL(", depth) + "NULL" + repeat(", 'a')", depth)}) {
+      auto e = last_err(send(query(sql)));
+      ASSERT_TRUE(e) << sql.substr(0, 30);
+      EXPECT_EQ(e->error_code, kErParse) << sql.substr(0, 30);
+      EXPECT_NE(e->message.find("nested more than 64 levels"), std::string::npos) << e->message;
+    }
+  }
+  EXPECT_FALSE(conn_.session().user_variables.contains("a"));
+  EXPECT_EQ(unframe(send(query("SELECT 4")).bytes).size(), 4u);
+}
+
+TEST_F(Conversation, SessionVariableDoublingStopsAtMaxAllowedPacket) {
+  login();
+  ASSERT_FALSE(last_err(send(query("SET @@session.v = '" + std::string(40, 'x') + "'"))));
+  int step = 0;
+  std::optional<ErrPacket> e;
+  for (; step < 30 && !e; ++step) e = last_err(send(query("SET @@session.v = CONCAT(@@v, @@v)")));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, kErWarnAllowedPacketOverflowed);
+  EXPECT_EQ(e->message, "Result of SET 'v' was larger than max_allowed_packet (16777216)");
+  // 40 * 2^18 bytes fit in 16 MiB; the 19th doubling does not.
+  EXPECT_EQ(step, 19);
+  EXPECT_EQ(conn_.session().variables.at("v").size(), 40u << 18);
+  EXPECT_EQ(conn_.session().memory.used(), conn_.session().variable_bytes);
+}
+
+TEST_F(Conversation, ASessionHoldsAtMost1024UserVariables) {
+  login();
+  std::string set = "SET @v0 = 1";
+  for (std::size_t i = 1; i < kMaxSessionVariables; ++i) set += ", @v" + std::to_string(i) + " = 1";
+  ASSERT_FALSE(last_err(send(query(set))));
+  auto e = last_err(send(query("SET @one_more = 1")));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, kErGeneral);
+  EXPECT_EQ(conn_.session().user_variables.size(), kMaxSessionVariables);
+  ASSERT_FALSE(last_err(send(query("SET @v0 = 2"))));  // replacing one is fine
+}
+
+// @@x is looked up directly: with a 4 MiB session variable, 20,000 references to another one
+// copy nothing big (each used to copy every session variable).
+TEST_F(Conversation, VariableReferencesDoNotCopyOtherVariables) {
+  login();
+  ASSERT_FALSE(last_err(send(query("SET @@session.big = '" + std::string(1 << 22, 'b') + "'"))));
+  std::string refs = "SET @@session.y = CONCAT(@@version";
+  for (int i = 0; i < 20000; ++i) refs += ", @@version";
+  refs += ")";
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_FALSE(last_err(send(query(refs))));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+TEST_F(Conversation, LongNamesInAuthErrorsAreClipped) {
+  auto hello = greet();
+  const std::string user(60000, 'u');
+  auto e = last_err(send(
+      login_payload(hello, kModernClient, "s3cret", std::string(kNativePasswordPlugin), user), 1));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, kErAccessDenied);
+  EXPECT_EQ(e->message, "Access denied for user '" + std::string(64, 'u') +
+                            "'@'127.0.0.1' (using password: YES)");
+}
+
+TEST_F(Conversation, LongDatabaseNamesInErrorsAreClipped) {
+  auto hello = greet();
+  auto e = last_err(
+      send(login_payload(hello, kModernClient, "s3cret", std::string(kNativePasswordPlugin), "app",
+                         std::string(60000, 'd')),
+           1));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, kErBadDb);
+  EXPECT_EQ(e->message, "Unknown database '" + std::string(64, 'd') + "'");
+}
+
+TEST_F(Conversation, ErrorMessagesAreCutToMysqlErrmsgSize) {
+  login();
+  auto e = last_err(send(query("SET autocommit = '" + std::string(2000, 'a') + "'")));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, 1231);
+  EXPECT_LE(e->message.size(), kMysqlErrmsgSize - 1);
+}
+
+ServerSettings tight_settings() {
+  ServerSettings s;
+  s.max_allowed_packet = 64 * 1024;
+  s.connection_memory_limit = 256 * 1024;
+  s.global_connection_memory_limit = 384 * 1024;
+  return s;
+}
+
+// A connection with a 256 KiB budget and a 64 KiB max_allowed_packet, in a server whose
+// connections may keep 384 KiB together.
+class TightBudget : public Conversation {
+ protected:
+  TightBudget() : Conversation(tight_settings()) {}
+
+  std::string prepare(std::string_view sql) {
+    std::string p(1, static_cast<char>(kComStmtPrepare));
+    p += sql;
+    auto packets = unframe(send(p).bytes);
+    EXPECT_FALSE(packets.empty());
+    if (packets.empty() || packets[0].payload[0] != 0) return {};
+    return packets[0].payload.substr(1, 4);
+  }
+  void long_data(const std::string& id, std::uint16_t param, std::size_t bytes) {
+    std::string p(1, static_cast<char>(kComStmtSendLongData));
+    p += id;
+    p += static_cast<char>(param & 0xFF);
+    p += static_cast<char>(param >> 8);
+    p += std::string(bytes, 'L');
+    auto out = send(p);
+    EXPECT_TRUE(out.bytes.empty());  // no reply, by protocol
+  }
+  ServerConnection::Output execute(const std::string& id, std::size_t params) {
+    std::string p(1, static_cast<char>(kComStmtExecute));
+    p += id;
+    p += std::string("\x00\x01\x00\x00\x00", 5);
+    p += std::string((params + 7) / 8, '\0');
+    p += '\x01';
+    for (std::size_t i = 0; i < params; ++i) p += std::string("\xfb\x00", 2);  // LONG_BLOB
+    return send(p);
+  }
+};
+
+TEST_F(TightBudget, LongDataBeyondTheBudgetFailsTheExecuteAndIsFreed) {
+  login();
+  const std::string id = prepare("SELECT ?, ?, ?, ?, ?, ?, ?, ?");
+  ASSERT_EQ(id.size(), 4u);
+  for (std::uint16_t p = 0; p < 8; ++p) long_data(id, p, 60000);  // 480 KB in all
+  EXPECT_LE(conn_.session().memory.used(), 256u * 1024);
+  auto e = last_err(execute(id, 8));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, kErDaConnLimit);
+  EXPECT_EQ(e->message.rfind("Connection memory limit 262144 bytes exceeded.", 0), 0u)
+      << e->message;
+  // The failed long data is gone; the statement works again.
+  EXPECT_EQ(conn_.session().memory.used(), 29u);
+  for (std::uint16_t p = 0; p < 8; ++p) long_data(id, p, 10);
+  EXPECT_FALSE(last_err(execute(id, 8)));
+  EXPECT_EQ(conn_.session().memory.used(), 29u);
+}
+
+TEST_F(TightBudget, LongDataBeyondMaxAllowedPacketFailsTheExecute) {
+  login();
+  const std::string id = prepare("SELECT ?");
+  long_data(id, 0, 40000);
+  long_data(id, 0, 40000);  // 80,000 > 65,536: used to be dropped silently
+  auto e = last_err(execute(id, 1));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, kErGeneral);
+  EXPECT_EQ(e->message,
+            "Parameter of prepared statement which is set through mysql_send_long_data() is "
+            "longer than 'max_allowed_packet' bytes");
+}
+
+TEST_F(TightBudget, PreparedStatementTextsCountAndCloseGivesThemBack) {
+  login();
+  const std::string text = "SELECT 1 /*" + std::string(60000, 'x') + "*/";
+  std::vector<std::string> ids;
+  std::optional<ErrPacket> e;
+  for (int i = 0; i < 10 && !e; ++i) {
+    std::string p(1, static_cast<char>(kComStmtPrepare));
+    auto out = send(p + text);
+    e = last_err(out);
+    if (!e) ids.push_back(unframe(out.bytes)[0].payload.substr(1, 4));
+  }
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, kErDaConnLimit);
+  EXPECT_EQ(ids.size(), 4u);  // 4 * 60,013 bytes fit in 256 KiB, a fifth does not
+  for (const auto& id : ids) {
+    std::string close(1, static_cast<char>(kComStmtClose));
+    EXPECT_TRUE(send(close + id).bytes.empty());
+  }
+  EXPECT_EQ(conn_.session().memory.used(), 0u);
+  EXPECT_EQ(executor_.global_memory().used(), 0u);
+  // A statement that fails to prepare keeps nothing.
+  auto bad = last_err(send(std::string(1, static_cast<char>(kComStmtPrepare)) + "SELEKT 1"));
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->error_code, kErParse);
+  EXPECT_EQ(conn_.session().memory.used(), 0u);
+}
+
+TEST_F(TightBudget, AllConnectionsShareTheGlobalBudget) {
+  login();
+  // Another connection's account holds 200 KiB of the 384 KiB.
+  const std::string text = "SELECT 1 /*" + std::string(60000, 'x') + "*/";
+  auto other_memory = executor_.connection_memory();
+  ASSERT_EQ(other_memory.try_charge(200 * 1024), ConnectionMemory::Verdict::kOk);
+  std::optional<ErrPacket> e;
+  int prepared = 0;
+  for (; prepared < 10 && !e; ++prepared) {
+    e = last_err(send(std::string(1, static_cast<char>(kComStmtPrepare)) + text));
+  }
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, kErDaGlobalConnLimit);
+  EXPECT_EQ(prepared, 4);  // 3 fit in the 184 KiB the other connection left
+  other_memory.release(200 * 1024);
+  EXPECT_FALSE(last_err(send(std::string(1, static_cast<char>(kComStmtPrepare)) + text)));
+}
+
+TEST_F(TightBudget, SessionVariablesCountAgainstTheBudget) {
+  login();
+  const std::string value(50000, 'v');
+  std::optional<ErrPacket> e;
+  int i = 0;
+  for (; i < 10 && !e; ++i)
+    e = last_err(send(query("SET @v" + std::to_string(i) + " = '" + value + "'")));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->error_code, kErDaConnLimit);
+  EXPECT_EQ(i, 6);  // five of about 50 KB fit in 256 KiB
+  ASSERT_FALSE(last_err(send(query("SET @v0 = NULL, @v1 = NULL"))));
+  EXPECT_EQ(conn_.session().memory.used(), conn_.session().variable_bytes);
+  EXPECT_FALSE(last_err(send(query("SET @again = '" + value + "'"))));
 }
 
 }  // namespace

@@ -75,5 +75,67 @@ TEST(EvaluateSimple, WorksWithoutALookup) {
   EXPECT_EQ(evaluate_simple("@@sql_mode", nullptr), std::nullopt);
 }
 
+std::string nested(std::size_t depth, std::string_view open, std::string_view inner,
+                   std::string_view close) {
+  std::string out;
+  out.reserve(depth * (open.size() + close.size()) + inner.size());
+  for (std::size_t i = 0; i < depth; ++i) out += open;
+  out += inner;
+  for (std::size_t i = 0; i < depth; ++i) out += close;
+  return out;
+}
+
+// Hostile nesting fails with kTooDeep instead of recursing once per level (which overflowed the
+// stack at 30,000 parentheses). The depths are the ones an attacker sent, and more.
+TEST(Evaluate, RefusesNestingDeeperThanTheLimit) {
+  struct Case {
+    std::string_view open, inner, close;
+  };
+  const Case cases[] = {
+      {"(", "1", ")"},
+      {"(SELECT ", "1", ")"},
+      {"CONCAT(", "'a'", ")"},
+      {"IFNULL(", "NULL", ", 'a')"},
+      {"COALESCE(NULL, ", "'a'", ")"},
+      {"REPLACE(", "'a'", ", 'a', 'b')"},
+  };
+  for (const Case& c : cases) {
+    for (std::size_t depth : {30000u, 100000u}) {
+      const std::string expr = nested(depth, c.open, c.inner, c.close);
+      Evaluation e = evaluate(expr, lookup, EvalLimits{});
+      EXPECT_FALSE(e.value) << c.open << depth;
+      EXPECT_EQ(e.failure, EvalFailure::kTooDeep) << c.open << depth;
+    }
+    // Within the limit, the same shapes evaluate.
+    Evaluation ok = evaluate(nested(60, c.open, c.inner, c.close), lookup, EvalLimits{});
+    EXPECT_TRUE(ok.value) << c.open;
+  }
+  EXPECT_EQ(evaluate(nested(64, "(", "1", ")"), lookup, EvalLimits{.max_depth = 64}).value, "1");
+  EXPECT_EQ(evaluate(nested(65, "(", "1", ")"), lookup, EvalLimits{.max_depth = 64}).failure,
+            EvalFailure::kTooDeep);
+}
+
+TEST(Evaluate, RefusesValuesLargerThanTheLimit) {
+  const std::string big(1000, 'x');
+  const VariableLookup big_lookup = [&](VariableScope, std::string_view name) {
+    return name == "big" ? std::optional(big) : std::nullopt;
+  };
+  const EvalLimits limits{.max_value_bytes = 4000};
+  // A result over the limit.
+  EXPECT_EQ(evaluate("CONCAT(@@big, @@big, @@big)", big_lookup, limits).value, big + big + big);
+  EXPECT_EQ(evaluate("CONCAT(@@big, @@big, @@big, @@big, @@big)", big_lookup, limits).failure,
+            EvalFailure::kTooLarge);
+  // REPLACE that multiplies its input stops at the limit, not after building the whole result.
+  EXPECT_EQ(evaluate("REPLACE(@@big, 'x', @@big)", big_lookup, limits).failure,
+            EvalFailure::kTooLarge);
+  // Many reads of a variable: the work bound stops them before the copies pile up.
+  std::string many = "COALESCE(NULL";
+  for (int i = 0; i < 10000; ++i) many += ", @@big";
+  many += ")";
+  EXPECT_EQ(evaluate(many, big_lookup, limits).failure, EvalFailure::kTooLarge);
+  // Not understood stays distinct from too large.
+  EXPECT_EQ(evaluate("UPPER('a')", big_lookup, limits).failure, EvalFailure::kNotUnderstood);
+}
+
 }  // namespace
 }  // namespace ticketd::sql

@@ -54,6 +54,14 @@ struct PlaceholderCase {
   std::size_t count;
 };
 
+TEST(SplitStatements, StopsOnePieceAfterTheCap) {
+  std::string many;
+  for (int i = 0; i < 10000; ++i) many += "SELECT 1;";
+  EXPECT_EQ(split_statements(many).size(), 10000u);
+  EXPECT_EQ(split_statements(many, 1000).size(), 1001u);
+  EXPECT_EQ(split_statements("SELECT 1; SELECT 2", 2).size(), 2u);
+}
+
 TEST(Placeholders, CountsOnlyPlaceholdersOutsideStringsAndComments) {
   const PlaceholderCase cases[] = {
       {"SELECT 1", 0},

@@ -1,0 +1,349 @@
+#!/usr/bin/python3
+"""Hostile input against a real ticketd over loopback (issue 11): many statements in one query,
+deep nesting, variable references, growing session variables, memory budgets measured as the
+daemon's RSS, half-sent packets, long names in errors, SETVAL at max_value. Each attack is sent at
+the size that broke the daemon, and the daemon must answer an error and keep serving."""
+import os
+import socket
+import struct
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from ticketd_process import Ticketd  # noqa: E402
+
+import pymysql  # noqa: E402
+from pymysql.constants import CLIENT  # noqa: E402
+
+MIB = 1024 * 1024
+
+# Under AddressSanitizer freed memory waits in a 256 MiB quarantine and counts in RSS; without
+# it, the RSS bounds below measure what the daemon keeps in an ASan build too. A plain build
+# ignores the variable.
+os.environ["ASAN_OPTIONS"] = ":".join(
+    filter(None, [os.environ.get("ASAN_OPTIONS"), "quarantine_size_mb=0",
+                  "thread_local_quarantine_size_kb=0"]))
+COM_STMT_PREPARE = 0x16
+COM_STMT_EXECUTE = 0x17
+COM_STMT_SEND_LONG_DATA = 0x18
+
+CONFIG = """
+data_dir: {data_dir}
+mysql:
+  listen: 127.0.0.1:{mysql_port}
+  users:
+    - {{ name: app, password: s3cret-app }}
+  net_read_timeout: 1
+  connection_memory_limit: 33554432
+  global_connection_memory_limit: 67108864
+http:
+  listen: 127.0.0.1:{http_port}
+sequences:
+  - {{ name: Tickets64, kind: ticket }}
+"""
+
+
+def rss_bytes(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+class Hostile(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.t = Ticketd(config=CONFIG).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.t.cleanup()
+
+    def fresh_daemon(self):
+        """A daemon of its own, for a test that measures RSS: freed memory stays in the
+        allocator, so an earlier attack would hide (or inflate) this one's growth."""
+        shared = self.t
+        self.t = Ticketd(config=CONFIG).start()
+        self.addCleanup(self.t.cleanup)
+        self.addCleanup(setattr, self, "t", shared)
+        self.assert_serving()  # the first connection's one-time allocations
+
+    def connect(self, **kw):
+        args = dict(host="127.0.0.1", port=self.t.mysql_port, user="app", password="s3cret-app",
+                    database="tickets", client_flag=CLIENT.MULTI_STATEMENTS, read_timeout=60)
+        args.update(kw)
+        return pymysql.connect(**args)
+
+    def assert_serving(self, conn=None):
+        """The daemon is alive and answers a connection (a fresh one unless given)."""
+        self.assertIsNone(self.t.proc.poll(), "ticketd died:\n" + self.t.log_text()[-2000:])
+        c = conn or self.connect()
+        try:
+            with c.cursor() as cur:
+                cur.execute("SELECT NEXTVAL(Tickets64)")
+                self.assertGreater(cur.fetchone()[0], 0)
+        finally:
+            if conn is None:
+                c.close()
+
+    def assert_error(self, conn, sql, code):
+        with conn.cursor() as cur:
+            with self.assertRaises(pymysql.MySQLError) as cm:
+                cur.execute(sql)
+        self.assertEqual(cm.exception.args[0], code, cm.exception.args)
+        return cm.exception.args[1]
+
+    def rss(self):
+        return rss_bytes(self.t.proc.pid)
+
+    # ---- prepared statements over PyMySQL's command channel ----
+
+    def prepare(self, conn, sql):
+        """COM_STMT_PREPARE; returns (statement id, number of params) or raises the ERR."""
+        conn._execute_command(COM_STMT_PREPARE, sql)
+        ok = conn._read_packet().get_all_data()
+        stmt_id, columns, params = struct.unpack("<IHH", ok[1:9])
+        eof = not (conn.client_flag & CLIENT.DEPRECATE_EOF)
+        for n in (params, columns):
+            for _ in range(n):
+                conn._read_packet()
+            if n and eof:
+                conn._read_packet()
+        return stmt_id, params
+
+    def send_long_data(self, conn, stmt_id, param, data):
+        conn._execute_command(COM_STMT_SEND_LONG_DATA, struct.pack("<IH", stmt_id, param) + data)
+
+    def execute_long_data(self, conn, stmt_id, params):
+        """COM_STMT_EXECUTE with every parameter a LONG_BLOB sent as long data; returns the
+        first reply packet or raises the ERR."""
+        payload = (struct.pack("<IBI", stmt_id, 0, 1) + bytes((params + 7) // 8) + b"\x01" +
+                   b"\xfb\x00" * params)
+        conn._execute_command(COM_STMT_EXECUTE, payload)
+        return conn._read_packet()
+
+    # ---- item 2: statements per query --------------------------------------------------------
+
+    def test_thousands_of_statements_in_one_query_are_refused_whole(self):
+        with self.connect() as c:
+            for n in (5000, 10000):
+                message = self.assert_error(c, "SELECT 1;" * n, 1105)
+                self.assertIn("at most 1000", message)
+                self.assert_serving()
+            # At the cap, every statement runs and answers.
+            with c.cursor() as cur:
+                cur.execute("SELECT NEXTVAL(Tickets64);" * 1000)
+                results = [cur.fetchone()[0]]
+                while cur.nextset():
+                    results.append(cur.fetchone()[0])
+            self.assertEqual(len(results), 1000)
+            self.assertEqual(results, sorted(results))
+            self.assert_serving(c)
+
+    # ---- item 3: deep nesting ----------------------------------------------------------------
+
+    def test_deep_nesting_is_an_error_and_other_connections_keep_working(self):
+        with self.connect() as bystander, self.connect() as c:
+            for depth in (30000, 100000):
+                parens = "(" * depth + "1" + ")" * depth
+                for sql in ("SET @a = " + parens,
+                            "SET @@session.x = " + parens,
+                            "SET autocommit = " + parens,
+                            "SET @a = " + "CONCAT(" * depth + "'a'" + ")" * depth,
+                            "SET @a = " + "IFNULL(" * depth + "NULL" + ", 'a')" * depth):
+                    message = self.assert_error(c, sql, 1064)
+                    self.assertIn("nested more than 64 levels", message)
+                    self.assert_serving(bystander)
+            self.assert_serving(c)
+
+    # ---- item 5: @@variable references -------------------------------------------------------
+
+    def test_variable_references_do_not_copy_every_session_variable(self):
+        with self.connect() as c, c.cursor() as cur:
+            cur.execute("SET @@session.big = '%s'" % ("x" * 64))
+            for _ in range(17):  # 64 * 2^17 = 8 MiB
+                cur.execute("SET @@session.big = CONCAT(@@big, @@big)")
+            cur.execute("SELECT @@big")
+            self.assertEqual(len(cur.fetchone()[0]), 8 * MIB)
+            refs = ", ".join(["@@version"] * 7000)
+            for sql in ("SET @@session.y = CONCAT(%s)" % refs, "SELECT " + refs):
+                self.assertGreater(len(sql), 70000)
+                start = time.monotonic()
+                cur.execute(sql)
+                elapsed = time.monotonic() - start
+                # Each reference copied the 8 MiB variable: 7,000 of them took seconds.
+                self.assertLess(elapsed, 2.0, sql[:40])
+            self.assert_serving()
+
+    # ---- item 6: session variables -----------------------------------------------------------
+
+    def test_doubling_a_session_variable_stops_at_max_allowed_packet(self):
+        self.fresh_daemon()
+        before = self.rss()
+        with self.connect() as c, c.cursor() as cur:
+            cur.execute("SET @@session.v = '%s'" % ("v" * 40))
+            error = None
+            step = 0
+            for step in range(1, 24):  # 40 * 2^23 bytes = 320 MiB if nothing stops it
+                try:
+                    cur.execute("SET @@session.v = CONCAT(@@v, @@v)")
+                except pymysql.MySQLError as e:
+                    error = e
+                    break
+            self.assertIsNotNone(error, "the variable kept doubling")
+            self.assertEqual(error.args[0], 1301, error.args)
+            self.assertIn("max_allowed_packet (16777216)", error.args[1])
+            self.assertEqual(step, 19)  # 40 * 2^19 > 16 MiB
+            cur.execute("SELECT @@v")
+            self.assertEqual(len(cur.fetchone()[0]), 40 << 18)
+        growth = self.rss() - before
+        print(f"doubling: RSS {before / MIB:.0f} MiB -> +{growth / MIB:.0f} MiB")
+        self.assertLess(growth, 160 * MIB)
+        self.assert_serving()
+
+    def test_a_session_holds_at_most_1024_user_variables(self):
+        with self.connect() as c:
+            with c.cursor() as cur:
+                cur.execute("SET " + ", ".join(f"@v{i} = {i}" for i in range(1024)))
+            message = self.assert_error(c, "SET @one_more = 1", 1105)
+            self.assertIn("at most 1024", message)
+            self.assert_serving(c)
+
+    # ---- item 7: memory budgets, read timeout ------------------------------------------------
+
+    def test_long_data_is_bounded_per_connection_and_in_total(self):
+        self.fresh_daemon()
+        chunk = b"L" * (8 * MIB)
+        before = self.rss()
+        # One connection: 64 parameters of 8 MiB each (512 MiB) against a 32 MiB budget.
+        with self.connect() as c:
+            stmt, params = self.prepare(c, "SELECT " + ", ".join(["?"] * 64))
+            self.assertEqual(params, 64)
+            for p in range(64):
+                self.send_long_data(c, stmt, p, chunk)
+                if p == 15:
+                    c.ping()  # the 16 chunks before it are read
+                    quarter = self.rss()
+            c.ping()
+            one = self.rss() - before
+            # The last 48 chunks (384 MiB) added nothing: they were dropped, not kept.
+            self.assertLess(self.rss() - quarter, 32 * MIB)
+            with self.assertRaises(pymysql.MySQLError) as cm:
+                self.execute_long_data(c, stmt, 64)
+            self.assertEqual(cm.exception.args[0], 4082, cm.exception.args)
+            self.assertIn("Connection memory limit 33554432 bytes exceeded", cm.exception.args[1])
+            self.assert_serving(c)
+        print(f"long data, one connection: RSS {before / MIB:.0f} MiB -> +{one / MIB:.0f} MiB")
+        self.assertLess(one, 160 * MIB)
+        # Three connections each keep 24 MiB within their own budget: together they pass the
+        # 64 MiB global budget, and the third is refused.
+        conns = [self.connect() for _ in range(3)]
+        try:
+            stmts = [self.prepare(c, "SELECT ?, ?, ?")[0] for c in conns]
+            for c, stmt in zip(conns, stmts):
+                for p in range(3):
+                    self.send_long_data(c, stmt, p, chunk)
+            total = self.rss() - before
+            codes = []
+            for c, stmt in zip(conns, stmts):
+                try:
+                    self.execute_long_data(c, stmt, 3)  # the rest of the result is left unread
+                    codes.append(0)
+                except pymysql.MySQLError as e:
+                    codes.append(e.args[0])
+            self.assertEqual(codes[2], 4081, codes)
+            self.assertEqual(codes[:2], [0, 0])
+        finally:
+            for c in conns:
+                c.close()
+        print(f"long data, three connections: +{total / MIB:.0f} MiB")
+        self.assertLess(total, 256 * MIB)
+        self.assert_serving()
+
+    def test_long_data_beyond_max_allowed_packet_fails_the_execute(self):
+        with self.connect() as c:
+            stmt, _ = self.prepare(c, "SELECT ?")
+            for _ in range(3):  # 24 MiB for one parameter; max_allowed_packet is 16 MiB
+                self.send_long_data(c, stmt, 0, b"L" * (8 * MIB))
+            with self.assertRaises(pymysql.MySQLError) as cm:
+                self.execute_long_data(c, stmt, 1)
+            self.assertEqual(cm.exception.args[0], 1105, cm.exception.args)
+            self.assertIn("longer than 'max_allowed_packet'", cm.exception.args[1])
+            self.assert_serving(c)
+
+    def test_prepared_statement_texts_are_bounded(self):
+        self.fresh_daemon()
+        text = "SELECT 1 /*" + "x" * (15 * MIB) + "*/"
+        before = self.rss()
+        codes = []
+        with self.connect() as c:
+            for i in range(32):  # 480 MiB of statement text
+                try:
+                    self.prepare(c, text)
+                    codes.append(0)
+                except pymysql.MySQLError as e:
+                    codes.append(e.args[0])
+                if i == 7:
+                    eighth = self.rss()
+            growth = self.rss() - before
+            # The last 24 texts (360 MiB) added nothing: they were refused, not kept.
+            self.assertLess(self.rss() - eighth, 32 * MIB)
+            self.assert_serving(c)
+        print(f"statement texts: RSS {before / MIB:.0f} MiB -> +{growth / MIB:.0f} MiB")
+        self.assertEqual(codes[:2], [0, 0])
+        self.assertEqual(set(codes[2:]), {4082})
+        self.assertLess(growth, 200 * MIB)
+
+    def test_a_half_sent_packet_is_dropped_after_net_read_timeout(self):
+        c = self.connect()
+        with c.cursor() as cur:
+            cur.execute("SELECT @@net_read_timeout")
+            self.assertEqual(cur.fetchone()[0], 1)
+        sock = c._sock
+        # A COM_QUERY header announcing almost 16 MiB, then 8 MiB of it, then silence.
+        sock.sendall(struct.pack("<I", 0xFFFFF0)[:3] + b"\x00" + b"\x03" + b"x" * (8 * MIB))
+        sock.settimeout(15)
+        start = time.monotonic()
+        try:
+            data = sock.recv(1)
+        except ConnectionResetError:
+            data = b""
+        except socket.timeout:
+            self.fail("the half-sent packet was held past net_read_timeout")
+        elapsed = time.monotonic() - start
+        self.assertEqual(data, b"")
+        self.assertLess(elapsed, 5.0)
+        sock.close()
+        self.assert_serving()
+
+    # ---- item 15: long names in errors -------------------------------------------------------
+
+    def test_long_names_in_access_errors_are_clipped(self):
+        for kw, code, name in ((dict(user="u" * 60000), 1045, "u"),
+                               (dict(database="d" * 60000), 1049, "d")):
+            with self.assertRaises(pymysql.MySQLError) as cm:
+                self.connect(**kw)
+            code_got, message = cm.exception.args[0], cm.exception.args[1]
+            self.assertEqual(code_got, code, cm.exception.args)
+            self.assertLessEqual(len(message.encode()), 511)
+            self.assertIn(name * 64, message)
+            self.assertNotIn(name * 65, message)
+        self.assert_serving()
+
+    # ---- item 17: SETVAL at max_value --------------------------------------------------------
+
+    def test_setval_to_max_value_exhausts_the_sequence(self):
+        with self.connect() as c, c.cursor() as cur:
+            cur.execute("CREATE SEQUENCE hostile_setval")
+            cur.execute("SELECT SETVAL(hostile_setval, 9223372036854775807)")
+            self.assertEqual(cur.fetchone()[0], 9223372036854775807)
+            with self.assertRaises(pymysql.MySQLError) as cm:
+                cur.execute("SELECT NEXTVAL(hostile_setval)")
+            self.assertEqual(cm.exception.args[0], 4084, cm.exception.args)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
