@@ -12,6 +12,7 @@
 #include "server/app/daemon.h"
 #include "server/app/verify.h"
 #include "server/base/log.h"
+#include "server/core/sequence_spec.h"
 
 #ifndef TICKETD_VERSION
 #define TICKETD_VERSION "0.0.0"
@@ -83,7 +84,7 @@ int main(int argc, char** argv) {
   }
   if (config_path.empty()) return usage_error("--config FILE is required");
 
-  auto loaded = config::load_file(config_path);
+  auto loaded = config::load_file(config_path, validate_name);
   std::vector<std::string> errors = loaded.errors;
   config::Config cfg;
   if (loaded.config) cfg = std::move(*loaded.config);
