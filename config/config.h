@@ -36,6 +36,9 @@ struct HttpConfig {
   std::vector<std::string> tokens;  // never logged
   std::uint64_t max_block_size = 100000;
   bool metrics_public = false;
+  std::uint32_t max_connections = 1000;
+  std::uint32_t header_timeout_ms = 5000;  // accept to first request header; any header's bytes
+  std::uint32_t idle_timeout_ms = 15000;   // between requests on a kept-alive connection
 };
 
 struct Defaults {

@@ -260,10 +260,17 @@ class Loader {
 
   void load_http(const YAML::Node& node, HttpConfig& h) {
     const std::string p = "http";
-    if (!expect_map(node, p, {"listen", "tokens", "max_block_size", "metrics_public"})) return;
+    if (!expect_map(node, p,
+                    {"listen", "tokens", "max_block_size", "metrics_public", "max_connections",
+                     "header_timeout_ms", "idle_timeout_ms"})) {
+      return;
+    }
     get_listen(node, p, h.listen);
     get_uint(node, p, "max_block_size", h.max_block_size, 1, 100000000);
     get_bool(node, p, "metrics_public", h.metrics_public);
+    get_small_uint(node, p, "max_connections", h.max_connections, 1, 1000000);
+    get_small_uint(node, p, "header_timeout_ms", h.header_timeout_ms, 100, 600000);
+    get_small_uint(node, p, "idle_timeout_ms", h.idle_timeout_ms, 100, 3600000);
     if (auto tokens = node["tokens"]) {
       if (!tokens.IsSequence()) {
         error(tokens, "http.tokens", "expected a list of strings");

@@ -409,6 +409,9 @@ int Daemon::run() {
   http_options.tokens = config_.http.tokens;
   http_options.max_block_size = config_.http.max_block_size;
   http_options.metrics_public = config_.http.metrics_public;
+  http_options.max_connections = config_.http.max_connections;
+  http_options.header_timeout = std::chrono::milliseconds(config_.http.header_timeout_ms);
+  http_options.idle_timeout = std::chrono::milliseconds(config_.http.idle_timeout_ms);
   http::HttpDeps http_deps{service,       leases,
                            metrics,       clock,
                            http_sessions, [&committer] { return committer.stats().last_commit_ok; },
