@@ -16,6 +16,7 @@
 
 #include "server/app/data_dir_lock.h"
 #include "server/base/log.h"
+#include "server/core/auth_throttle.h"
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
 #include "server/core/lease_log.h"
@@ -358,6 +359,9 @@ int Daemon::run() {
 
   metrics::Metrics metrics(service, committer, clock);
 
+  // Failed logins and bad tokens, per client address, for both front ends.
+  AuthThrottle auth_throttle(clock);
+
   // MySQL front end.
   const mysql::ServerSettings settings = mysql_settings(config_);
   mysql::UserTable users;
@@ -378,7 +382,7 @@ int Daemon::run() {
   net::SessionRegistry mysql_sessions;
   std::atomic<std::uint32_t> next_connection_id{1};
   mysql::ConnectionHooks hooks{
-      [&metrics] { metrics.auth_failure("mysql"); },
+      [&metrics](std::string_view /*user*/) { metrics.auth_failure("mysql"); },
       [&metrics](std::uint16_t code) { metrics.error("mysql", std::to_string(code)); }};
   mysql::MySqlDeps mysql_deps{
       executor, users, mysql_sessions, next_connection_id, hooks, [&metrics](bool opened) {
@@ -389,6 +393,7 @@ int Daemon::run() {
         }
       }};
   mysql_deps.max_connections = config_.mysql.max_connections;
+  mysql_deps.auth_throttle = &auth_throttle;
   mysql_deps.wait_timeout = std::chrono::seconds(config_.mysql.wait_timeout_s);
   auto mysql_listener = net::Listener::bind(
       ioc, config_.mysql.listen.host, config_.mysql.listen.port, "mysql",
@@ -417,6 +422,7 @@ int Daemon::run() {
                            http_sessions, [&committer] { return committer.stats().last_commit_ok; },
                            http_options};
   http_deps.workers = &workers;
+  http_deps.auth_throttle = &auth_throttle;
   http_deps.gate = ha ? gate.get() : nullptr;
   auto http_listener = net::Listener::bind(
       ioc, config_.http.listen.host, config_.http.listen.port, "http",

@@ -197,16 +197,21 @@ asio::awaitable<void> linger_and_close(beast::tcp_stream& stream) {
 asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& deps) {
   const auto ex = co_await asio::this_coro::executor;
   auto stream = std::make_shared<beast::tcp_stream>(std::move(stream_in));
+  // The wait the auth throttle imposes before answering; cancelled on shutdown like reads.
+  auto throttle_timer = std::make_shared<asio::steady_timer>(ex);
   // The cancel function may run on any thread and after the session ended: it posts to the
   // session's strand and only acts if the stream still exists.
-  net::SessionRegistration registration(deps.sessions, [weak = std::weak_ptr(stream), ex] {
-    asio::post(ex, [weak] {
-      if (auto s = weak.lock()) {
-        beast::error_code ignored;
-        s->socket().cancel(ignored);
-      }
-    });
-  });
+  net::SessionRegistration registration(
+      deps.sessions,
+      [weak = std::weak_ptr(stream), weak_timer = std::weak_ptr(throttle_timer), ex] {
+        asio::post(ex, [weak, weak_timer] {
+          if (auto s = weak.lock()) {
+            beast::error_code ignored;
+            s->socket().cancel(ignored);
+          }
+          if (auto t = weak_timer.lock()) t->cancel();
+        });
+      });
   if (!registration.admitted()) {
     stream->close();
     co_return;
@@ -227,6 +232,9 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
   }
   beast::flat_buffer buffer;
   auto pending = std::make_shared<PendingResponse>(ex);
+  beast::error_code peer_ec;
+  const auto peer_endpoint = stream->socket().remote_endpoint(peer_ec);
+  const std::string peer = peer_ec ? "unknown" : peer_endpoint.address().to_string();
 
   for (bool first = true;; first = false) {
     if (deps.sessions.stopping()) break;
@@ -284,7 +292,32 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       break;
     }
 
+    const bool presented_token = parser.get().count(bhttp::field::authorization) != 0;
+    const std::string request_line = std::string(parser.get().method_string()) + " " +
+                                     printable(std::string_view(parser.get().target()), 128);
+    if (deps.auth_throttle != nullptr) {
+      // After repeated bad tokens from this address, every request waits before it is
+      // handled (a timer: the I/O thread serves others meanwhile).
+      if (const auto ms = deps.auth_throttle->delay_ms(peer); ms > 0) {
+        throttle_timer->expires_after(std::chrono::milliseconds(ms));
+        co_await throttle_timer->async_wait(use_nothrow);
+        if (deps.sessions.stopping()) break;
+      }
+    }
     Response res = co_await handle(deps, parser.release(), pending);
+    if (deps.auth_throttle != nullptr) {
+      if (res.result() == bhttp::status::unauthorized) {
+        const auto f = deps.auth_throttle->record_failure(peer);
+        if (f.log) {
+          log::warn(failure_line(
+              "http authorization",
+              request_line + (presented_token ? " (wrong bearer token)" : " (no bearer token)"),
+              peer, f));
+        }
+      } else if (presented_token) {
+        deps.auth_throttle->record_success(peer);
+      }
+    }
     if (deps.sessions.stopping()) res.keep_alive(false);
     stream->expires_after(o.read_timeout);
     const std::string wire = serialize(res);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "server/core/auth_throttle.h"
 #include "server/core/clock.h"
 #include "server/core/lease_log.h"
 #include "server/core/serving_gate.h"
@@ -58,6 +59,9 @@ struct HttpDeps {
   /// With an election (storage.engine etcd): sequence routes answer 503 not_leader and
   /// /readyz 503 unless this instance serves. Null: always serving.
   const ServingGate* gate = nullptr;
+  /// Rejected tokens per client address (shared with MySQL): requests from an address with
+  /// repeated failures wait before they are answered, and failures are logged. Null: neither.
+  AuthThrottle* auth_throttle = nullptr;
 };
 
 inline constexpr std::size_t kMaxIdsPerRequest = 10000;

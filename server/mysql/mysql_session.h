@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "server/core/auth_throttle.h"
 #include "server/mysql/query_executor.h"
 #include "server/mysql/server_connection.h"
 #include "server/net/asio_support.h"
@@ -23,6 +24,8 @@ struct MySqlDeps {
   std::uint32_t max_connections = 10000;
   std::chrono::seconds wait_timeout{28800};  // idle limit after login (wait_timeout)
   std::chrono::seconds connect_timeout{10};  // limit for the whole login exchange
+  /// Failed logins per client address (shared with HTTP); null: no throttling or logging.
+  AuthThrottle* auth_throttle = nullptr;
 };
 
 /// Serves one client connection until it quits, errs, idles out or the server stops. Runs on

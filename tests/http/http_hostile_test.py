@@ -313,5 +313,150 @@ class ConnectionFlood(unittest.TestCase):
             d.cleanup()
 
 
+AUTH_CONFIG = """
+data_dir: {data_dir}
+mysql:
+  listen: 127.0.0.1:{mysql_port}
+  users:
+    - {{ name: app, password: s3cret-app }}
+http:
+  listen: 127.0.0.1:{http_port}
+  tokens: [ "good-token-0123456789" ]
+sequences:
+  - {{ name: Tickets64, kind: ticket }}
+"""
+GOOD_TOKEN = "good-token-0123456789"
+BAD_PASSWORD = "wr0ng-pa55word-QZX"
+BAD_TOKEN = "bad-token-QZX-0123456789"
+
+
+def mysql_attempt(d, source, user="app", password=BAD_PASSWORD):
+    """One login from `source` (any 127/8 address is loopback on Linux); True on success."""
+    try:
+        conn = pymysql.connect(host="127.0.0.1", port=d.mysql_port, user=user, password=password,
+                               bind_address=source, connect_timeout=20, read_timeout=20)
+    except pymysql.err.OperationalError as e:
+        if e.args[0] != 1045:
+            raise
+        return False
+    conn.close()
+    return True
+
+
+def http_attempt(d, source, token):
+    conn = http.client.HTTPConnection("127.0.0.1", d.http_port, timeout=20,
+                                      source_address=(source, 0))
+    try:
+        conn.request("POST", "/v1/sequences/Tickets64/next",
+                     headers={"Authorization": "Bearer " + token})
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
+    finally:
+        conn.close()
+
+
+def attempts_for(seconds, attempt):
+    """Runs `attempt` back to back for `seconds`; returns the finish time of each."""
+    start = time.time()
+    times = []
+    while time.time() - start < seconds:
+        attempt()
+        times.append(time.time() - start)
+    return times
+
+
+class LoginFloods(unittest.TestCase):
+    """Failed logins and bad tokens: throttled per address after 5 failures (waits of 0.5, 1,
+    2, 4, then 5 s), logged with user and peer but never the secret, rate-limited, reset by a
+    success; unknown MySQL users cost the same hashing as wrong passwords."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.d = Ticketd(config=AUTH_CONFIG).start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.cleanup()
+
+    def test_mysql_login_failures_are_throttled_and_a_success_resets(self):
+        src = "127.0.0.5"
+        times = attempts_for(4, lambda: self.assertFalse(mysql_attempt(self.d, src)))
+        free = times[4]
+        after = len(times) - 5
+        print(f"\n  MySQL bad password from one address: 5 failures in {free:.3f} s "
+              f"({5 / free:.0f}/s), then {after} in {times[-1] - free:.1f} s "
+              f"({after / (times[-1] - free):.2f}/s)", file=sys.stderr)
+        self.assertLess(free, 1.0)
+        # Waits of 0.5 + 1 + 2 s end before 4 s, so a fourth waiting attempt starts (and waits
+        # 4 s more); unthrottled, this loop made thousands.
+        self.assertLessEqual(len(times), 5 + 4)
+        # Another address is not slowed down.
+        t0 = time.time()
+        self.assertTrue(mysql_attempt(self.d, "127.0.0.6", password="s3cret-app"))
+        self.assertLess(time.time() - t0, 0.5)
+        # The right password still gets in (after the wait), and resets the address.
+        self.assertTrue(mysql_attempt(self.d, src, password="s3cret-app"))
+        t0 = time.time()
+        self.assertFalse(mysql_attempt(self.d, src))
+        self.assertLess(time.time() - t0, 0.5)
+        text = self.d.log_text()
+        self.assertIn("mysql login failed for user 'app' from 127.0.0.5", text)
+        self.assertNotIn(BAD_PASSWORD, text)
+        self.assertNotIn("s3cret-app", text)
+
+    def test_unknown_users_are_throttled_like_wrong_passwords(self):
+        src = "127.0.0.7"
+        times = attempts_for(3, lambda: self.assertFalse(
+            mysql_attempt(self.d, src, user="nobody-" + str(time.time()))))
+        self.assertLessEqual(len(times), 5 + 3)
+        self.assertIn("mysql login failed for user 'nobody-", self.d.log_text())
+
+    def test_bad_http_tokens_are_throttled_and_a_good_token_resets(self):
+        src = "127.0.0.8"
+        times = attempts_for(4, lambda: self.assertEqual(http_attempt(self.d, src, BAD_TOKEN),
+                                                         401))
+        free = times[4]
+        after = len(times) - 5
+        print(f"\n  HTTP bad token from one address: 5 failures in {free:.3f} s "
+              f"({5 / free:.0f}/s), then {after} in {times[-1] - free:.1f} s "
+              f"({after / (times[-1] - free):.2f}/s)", file=sys.stderr)
+        self.assertLess(free, 1.0)
+        self.assertLessEqual(len(times), 5 + 4)
+        self.assertEqual(http_attempt(self.d, "127.0.0.9", GOOD_TOKEN), 200)
+        self.assertEqual(http_attempt(self.d, src, GOOD_TOKEN), 200)
+        t0 = time.time()
+        self.assertEqual(http_attempt(self.d, src, BAD_TOKEN), 401)
+        self.assertLess(time.time() - t0, 0.5)
+        text = self.d.log_text()
+        self.assertIn("http authorization failed for POST /v1/sequences/Tickets64/next "
+                      "(wrong bearer token) from 127.0.0.8", text)
+        self.assertNotIn(BAD_TOKEN, text)
+        self.assertNotIn(GOOD_TOKEN, text)
+
+    def test_a_parallel_flood_writes_about_one_line_a_second(self):
+        import threading
+        before = self.d.log_text().count("failed for")
+        stop = time.time() + 4
+        failures = [0]
+
+        def worker(i):
+            while time.time() < stop:
+                if not mysql_attempt(self.d, "127.0.1.%d" % (i + 1)):
+                    failures[0] += 1
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        lines = self.d.log_text().count("failed for") - before
+        print(f"\n  16 addresses flooding for 4 s: {failures[0]} failed logins, "
+              f"{lines} log lines", file=sys.stderr)
+        self.assertGreater(failures[0], 16 * 5)
+        self.assertLessEqual(lines, 4 + 2)
+        self.assertIn("more failures since the last such line", self.d.log_text())
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
