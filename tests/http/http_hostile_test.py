@@ -201,6 +201,12 @@ def limit_fds(n):
     return lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
 
 
+def sanitized_binary():
+    from ticketd_process import BINARY
+    with open(BINARY, "rb") as f:
+        return b"__ubsan_handle_dynamic_type_cache_miss" in f.read()  # the vptr check
+
+
 def open_idle_sockets(port, attempts):
     """Non-blocking connects that never send a byte; returns the sockets that connected or are
     still connecting."""
@@ -278,6 +284,10 @@ class ConnectionFlood(unittest.TestCase):
             d.cleanup()
 
     def test_out_of_descriptors_backs_off_and_logs_about_once_a_second(self):
+        if sanitized_binary():
+            # UBSan's vptr check tests memory with pipe() (IsAccessibleMemoryRange); with no
+            # descriptor left it reports "invalid vptr" and halts. Release builds run this.
+            self.skipTest("the sanitizer runtime itself needs descriptors")
         d = Ticketd(config=FLOOD_CONFIG).start()
         socks = []
         try:
