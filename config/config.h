@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ticketd::config {
@@ -37,6 +39,9 @@ struct HttpConfig {
   std::vector<std::string> tokens;  // never logged
   std::uint64_t max_block_size = 100000;
   bool metrics_public = false;
+  std::uint32_t max_connections = 1000;
+  std::uint32_t header_timeout_ms = 5000;  // accept to first request header; any header's bytes
+  std::uint32_t idle_timeout_ms = 15000;   // between requests on a kept-alive connection
 };
 
 struct Defaults {
@@ -122,14 +127,23 @@ struct Config {
 /// The password the shipped config uses; refused on a non-loopback MySQL listen address.
 inline constexpr const char* kDefaultPassword = "ticket";
 
+/// The naming rule for sequences and worker pools: returns the problem with a name, or empty.
+/// The rule itself lives in the core (ticketd::validate_name) so that the config, the HTTP API
+/// and SQL refuse the same names; the caller passes it in, as config/ depends on nothing above.
+using NameRule = std::function<std::string(std::string_view)>;
+
 /// Loads and validates a YAML config. On failure returns every problem found, one line each,
-/// each naming the YAML path and line ("ticketd.yaml:12: sequences[1].offset: ...").
+/// each naming the YAML path and line ("ticketd.yaml:12: sequences[1].offset: ..."). A file that
+/// is empty, holds only a null document or comments, or cannot be read (a directory) is an error:
+/// a truncated config must not start a server on every default. Duplicate keys in a mapping, at
+/// any depth, are errors naming both lines.
 struct LoadResult {
   std::optional<Config> config;
   std::vector<std::string> errors;
 };
-[[nodiscard]] LoadResult load_file(const std::string& path);
-[[nodiscard]] LoadResult load_string(const std::string& text, const std::string& source_name);
+[[nodiscard]] LoadResult load_file(const std::string& path, const NameRule& name_rule);
+[[nodiscard]] LoadResult load_string(const std::string& text, const std::string& source_name,
+                                     const NameRule& name_rule);
 
 /// Parses "host:port" (IPv6 as "[::1]:port").
 [[nodiscard]] std::optional<ListenAddress> parse_listen(const std::string& text);

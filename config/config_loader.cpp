@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
@@ -21,7 +22,8 @@ namespace {
 // reports all of them before any socket is bound.
 class Loader {
  public:
-  explicit Loader(std::string source) : source_(std::move(source)) {}
+  Loader(std::string source, NameRule name_rule)
+      : source_(std::move(source)), name_rule_(std::move(name_rule)) {}
 
   void error(const YAML::Node& node, const std::string& path, const std::string& message) {
     std::string where = source_;
@@ -118,13 +120,62 @@ class Loader {
     out = *parsed;
   }
 
+  void check_name(const YAML::Node& node, const std::string& path, const std::string& name) {
+    if (auto problem = name_rule_(name); !problem.empty()) {
+      error(node, path,
+            "not a valid name: " + problem +
+                " (1-64 characters, no '/', '`', spaces or control "
+                "characters, not '.' or '..')");
+    }
+  }
+
   static std::string join(const std::string& path, std::string_view key) {
     return path.empty() ? std::string(key) : path + "." + std::string(key);
   }
 
+  // Walks every mapping at every depth: yaml-cpp keeps duplicate keys (a lookup returns the
+  // first), so `listen:` given twice would silently ignore the second. Scalar keys only; a
+  // visit budget keeps alias-heavy documents ("billion laughs") from walking forever.
+  void check_duplicate_keys(const YAML::Node& node, const std::string& path, std::size_t& budget) {
+    if (budget == 0) return;
+    --budget;
+    if (node.IsMap()) {
+      std::map<std::string, int> lines;
+      for (const auto& kv : node) {
+        const auto& key = kv.first;
+        if (!key.IsScalar()) continue;
+        const int line = key.Mark().line + 1;
+        if (auto [it, inserted] = lines.emplace(key.Scalar(), line); !inserted) {
+          error(key, join(path, key.Scalar()),
+                "duplicate key '" + key.Scalar() + "' (first given on line " +
+                    std::to_string(it->second) + ", again on line " + std::to_string(line) + ")");
+        }
+        check_duplicate_keys(kv.second, join(path, key.Scalar()), budget);
+      }
+    } else if (node.IsSequence()) {
+      for (std::size_t i = 0; i < node.size(); ++i) {
+        check_duplicate_keys(node[i], path + "[" + std::to_string(i) + "]", budget);
+      }
+    }
+  }
+
   Config load(const YAML::Node& root) {
     Config c;
-    if (root.IsNull()) return c;
+    if (!root.IsDefined() || root.IsNull()) {
+      // An empty file, `~` or only comments: most likely a truncated deploy. Starting on every
+      // default would open ./data (an empty data dir) on the default ports.
+      errors_.push_back(source_ +
+                        ": the config is empty (no settings at all); refusing to start on "
+                        "defaults. Give at least data_dir and the listen addresses");
+      return c;
+    }
+    std::size_t budget = 100000;
+    check_duplicate_keys(root, "", budget);
+    if (budget == 0) {
+      errors_.push_back(source_ + ": the document is too large (aliases expand to more than " +
+                        "100000 nodes)");
+      return c;
+    }
     if (!expect_map(root, "",
                     {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "snowflake",
                      "storage", "sequences", "worker_pools"})) {
@@ -215,10 +266,17 @@ class Loader {
 
   void load_http(const YAML::Node& node, HttpConfig& h) {
     const std::string p = "http";
-    if (!expect_map(node, p, {"listen", "tokens", "max_block_size", "metrics_public"})) return;
+    if (!expect_map(node, p,
+                    {"listen", "tokens", "max_block_size", "metrics_public", "max_connections",
+                     "header_timeout_ms", "idle_timeout_ms"})) {
+      return;
+    }
     get_listen(node, p, h.listen);
     get_uint(node, p, "max_block_size", h.max_block_size, 1, 100000000);
     get_bool(node, p, "metrics_public", h.metrics_public);
+    get_small_uint(node, p, "max_connections", h.max_connections, 1, 1000000);
+    get_small_uint(node, p, "header_timeout_ms", h.header_timeout_ms, 100, 600000);
+    get_small_uint(node, p, "idle_timeout_ms", h.idle_timeout_ms, 100, 3600000);
     if (auto tokens = node["tokens"]) {
       if (!tokens.IsSequence()) {
         error(tokens, "http.tokens", "expected a list of strings");
@@ -405,12 +463,7 @@ class Loader {
         error(n, p + ".name", "every sequence needs a name");
         continue;
       }
-      bool name_ok = s.name.size() <= 64;
-      for (char ch : s.name) name_ok = name_ok && ch != '/' && ch != '`' && ch > 0x20;
-      if (!name_ok) {
-        error(n["name"], p + ".name",
-              "'" + s.name + "' is not a valid name (1-64 characters, no '/', '`' or spaces)");
-      }
+      check_name(n["name"], p + ".name", s.name);
       if (get_string(n, p, "kind", s.kind)) {
         if (s.kind != "ticket" && s.kind != "snowflake" && s.kind != "gapless" &&
             s.kind != "uuidv7") {
@@ -488,12 +541,7 @@ class Loader {
         error(n, p + ".name", "every worker pool needs a name");
         continue;
       }
-      bool name_ok = w.name.size() <= 64;
-      for (char ch : w.name) name_ok = name_ok && ch != '/' && ch != '`' && ch > 0x20;
-      if (!name_ok) {
-        error(n["name"], p + ".name",
-              "'" + w.name + "' is not a valid name (1-64 characters, no '/', '`' or spaces)");
-      }
+      check_name(n["name"], p + ".name", w.name);
       if (n["size"] && n["worker_bits"]) {
         error(n["worker_bits"], p + ".worker_bits", "give size or worker_bits, not both");
       } else if (n["worker_bits"]) {
@@ -527,6 +575,7 @@ class Loader {
 
  private:
   std::string source_;
+  NameRule name_rule_;
   std::vector<std::string> errors_;
 };
 
@@ -619,7 +668,8 @@ std::vector<std::string> check_exposure(const Config& c) {
   return problems;
 }
 
-LoadResult load_string(const std::string& text, const std::string& source_name) {
+LoadResult load_string(const std::string& text, const std::string& source_name,
+                       const NameRule& name_rule) {
   LoadResult result;
   YAML::Node root;
   try {
@@ -629,7 +679,7 @@ LoadResult load_string(const std::string& text, const std::string& source_name) 
                             ": YAML syntax error: " + e.msg);
     return result;
   }
-  Loader loader(source_name);
+  Loader loader(source_name, name_rule);
   Config c;
   try {
     c = loader.load(root);
@@ -641,12 +691,19 @@ LoadResult load_string(const std::string& text, const std::string& source_name) 
   return result;
 }
 
-LoadResult load_file(const std::string& path) {
+LoadResult load_file(const std::string& path, const NameRule& name_rule) {
+  // An ifstream opens a directory without complaint and then reads nothing, which would look
+  // like an empty config.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return LoadResult{std::nullopt, {path + ": is a directory, not a config file"}};
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return LoadResult{std::nullopt, {path + ": cannot read the config file"}};
   std::ostringstream text;
   text << in.rdbuf();
-  return load_string(text.str(), path);
+  if (in.bad()) return LoadResult{std::nullopt, {path + ": cannot read the config file"}};
+  return load_string(text.str(), path, name_rule);
 }
 
 }  // namespace ticketd::config

@@ -10,8 +10,10 @@
 
 #include "config/config.h"
 #include "server/app/daemon.h"
+#include "server/app/fd_limit.h"
 #include "server/app/verify.h"
 #include "server/base/log.h"
+#include "server/core/sequence_spec.h"
 
 #ifndef TICKETD_VERSION
 #define TICKETD_VERSION "0.0.0"
@@ -83,7 +85,7 @@ int main(int argc, char** argv) {
   }
   if (config_path.empty()) return usage_error("--config FILE is required");
 
-  auto loaded = config::load_file(config_path);
+  auto loaded = config::load_file(config_path, validate_name);
   std::vector<std::string> errors = loaded.errors;
   config::Config cfg;
   if (loaded.config) cfg = std::move(*loaded.config);
@@ -106,10 +108,20 @@ int main(int argc, char** argv) {
     for (const auto& e : errors) std::fprintf(stderr, "ticketd: %s\n", e.c_str());
     return 2;
   }
+  // Every connection costs a descriptor: the caps must fit under the limit, or a flood on one
+  // front end (accept failing with EMFILE) would lock clients out of the other.
+  const FdLimit fds = raise_fd_limit();
+  if (auto problem =
+          fd_budget_problem(fds.soft, cfg.mysql.max_connections, cfg.http.max_connections);
+      !problem.empty()) {
+    std::fprintf(stderr, "ticketd: refusing to start: %s\n", problem.c_str());
+    return 2;
+  }
   if (cfg.log_level == "debug") log::set_level(log::Level::kDebug);
   if (cfg.log_level == "warn") log::set_level(log::Level::kWarn);
   if (cfg.log_level == "error") log::set_level(log::Level::kError);
 
+  if (fds.raised) log::info("open-file limit raised to " + std::to_string(fds.soft));
   try {
     const int rc = Daemon(std::move(cfg)).run();
     if (rc == Daemon::kExitRestartAsFollower) {

@@ -16,6 +16,7 @@
 
 #include "server/app/data_dir_lock.h"
 #include "server/base/log.h"
+#include "server/core/auth_throttle.h"
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
 #include "server/core/lease_log.h"
@@ -357,6 +358,9 @@ int Daemon::run() {
   }
   metrics::Metrics metrics(service, committer, clock);
 
+  // Failed logins and bad tokens, per client address, for both front ends.
+  AuthThrottle auth_throttle(clock);
+
   // MySQL front end.
   const mysql::ServerSettings settings = mysql_settings(config_);
   mysql::UserTable users;
@@ -377,7 +381,7 @@ int Daemon::run() {
   net::SessionRegistry mysql_sessions;
   std::atomic<std::uint32_t> next_connection_id{1};
   mysql::ConnectionHooks hooks{
-      [&metrics] { metrics.auth_failure("mysql"); },
+      [&metrics](std::string_view /*user*/) { metrics.auth_failure("mysql"); },
       [&metrics](std::uint16_t code) { metrics.error("mysql", std::to_string(code)); }};
   mysql::MySqlDeps mysql_deps{
       executor, users, mysql_sessions, next_connection_id, hooks, [&metrics](bool opened) {
@@ -388,6 +392,7 @@ int Daemon::run() {
         }
       }};
   mysql_deps.max_connections = config_.mysql.max_connections;
+  mysql_deps.auth_throttle = &auth_throttle;
   mysql_deps.wait_timeout = std::chrono::seconds(config_.mysql.wait_timeout_s);
   mysql_deps.net_read_timeout = std::chrono::seconds(config_.mysql.net_read_timeout_s);
   // HTTP front end.
@@ -397,11 +402,15 @@ int Daemon::run() {
   http_options.tokens = config_.http.tokens;
   http_options.max_block_size = config_.http.max_block_size;
   http_options.metrics_public = config_.http.metrics_public;
+  http_options.max_connections = config_.http.max_connections;
+  http_options.header_timeout = std::chrono::milliseconds(config_.http.header_timeout_ms);
+  http_options.idle_timeout = std::chrono::milliseconds(config_.http.idle_timeout_ms);
   http::HttpDeps http_deps{service,       leases,
                            metrics,       clock,
                            http_sessions, [&committer] { return committer.stats().last_commit_ok; },
                            http_options};
   http_deps.workers = &workers;
+  http_deps.auth_throttle = &auth_throttle;
   http_deps.gate = ha ? gate.get() : nullptr;
   // Declared after everything a session references: destroying the io_context destroys the
   // frames of sessions still suspended at exit, and their destructors report to the registries,

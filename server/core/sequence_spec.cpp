@@ -21,14 +21,24 @@ std::optional<SequenceKind> parse_kind(std::string_view name) {
   return std::nullopt;
 }
 
-std::string validate(const SequenceSpec& spec) {
-  if (spec.name.empty()) return "sequence name is empty";
-  if (spec.name.size() > 64) return "sequence name is longer than 64 characters";
-  for (char c : spec.name) {
-    if (c == '/' || c == '`' || static_cast<unsigned char>(c) < 0x20) {
-      return "sequence name contains a forbidden character";
-    }
+std::string validate_name(std::string_view name) {
+  constexpr std::size_t kMaxNameLength = 64;
+  if (name.empty()) return "name is empty";
+  if (name.size() > kMaxNameLength) return "name is longer than 64 characters";
+  // "." and ".." would read as path steps wherever a name becomes part of a path or URL.
+  if (name == "." || name == "..") return "name must not be '.' or '..'";
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == ' ') return "name contains a space";
+    if (c < 0x20 || c == 0x7f) return "name contains a control character";
+    if (c == '/') return "name contains '/'";
+    if (c == '`') return "name contains a backquote";
   }
+  return {};
+}
+
+std::string validate(const SequenceSpec& spec) {
+  if (auto problem = validate_name(spec.name); !problem.empty()) return "sequence " + problem;
   if (spec.increment < 1 || spec.increment > 65535) return "increment must be 1..65535";
   if (spec.offset < 1 || spec.offset > 65535) return "offset must be 1..65535";
   if (spec.offset > spec.increment) return "offset must not be greater than increment";

@@ -33,7 +33,15 @@ struct SequenceSpec {
   friend bool operator==(const SequenceSpec&, const SequenceSpec&) = default;
 };
 
-/// Checks the invariants of a spec; returns a message naming the first problem, or empty.
+/// The one naming rule for sequences (and worker pools), applied by the config, the HTTP API and
+/// SQL DDL alike: 1-64 bytes; no '/', '`', space, control character (below 0x20, or 0x7f);
+/// not "." or "..". Names are case-sensitive; bytes from 0x80 up (UTF-8) are allowed.
+/// Returns a message naming the first problem ("... contains a space"), or empty. The message
+/// never repeats the name, which may hold bytes unfit for a log line.
+[[nodiscard]] std::string validate_name(std::string_view name);
+
+/// Checks the invariants of a spec (the name through validate_name); returns a message naming
+/// the first problem, or empty.
 [[nodiscard]] std::string validate(const SequenceSpec& spec);
 
 /// An arithmetic progression of issued values: first, first+step, ..., count of them.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "server/base/log.h"
+#include "server/core/sequence_spec.h"
 #include "server/core/ticket_errc.h"
 #include "server/core/worker_errc.h"
 
@@ -67,12 +68,7 @@ Error unknown_pool(std::string_view name) {
 }  // namespace
 
 std::string validate(const WorkerPoolSpec& spec) {
-  if (spec.name.empty() || spec.name.size() > 64) return "pool name must be 1-64 characters";
-  for (char c : spec.name) {
-    if (c == '/' || c == '`' || static_cast<unsigned char>(c) <= 0x20) {
-      return "pool name contains a forbidden character";
-    }
-  }
+  if (auto problem = validate_name(spec.name); !problem.empty()) return "pool " + problem;
   if (spec.size < 1 || spec.size > kMaxWorkerPoolSize) {
     return "size must be 1.." + std::to_string(kMaxWorkerPoolSize);
   }

@@ -18,7 +18,9 @@
 #include <boost/beast/http/write.hpp>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "server/base/log.h"
 #include "server/http/error_mapping.h"
@@ -124,6 +126,47 @@ std::optional<std::pair<HttpErrc, std::string>> answer_for(const beast::error_co
   return std::nullopt;
 }
 
+// RFC 9112 6.1/6.3: the only transfer coding ticketd reads is a single "chunked". A request
+// whose final coding is not chunked has no knowable length, and Beast would read it as bodiless
+// and parse the body as the next request (request smuggling); it gets 400 and the connection is
+// closed. Codings before chunked (gzip, chunked) are not supported and get the same answer.
+std::optional<std::string> transfer_encoding_problem(const bhttp::fields& header) {
+  std::vector<std::string> codings;
+  bool present = false;
+  for (auto it = header.find(bhttp::field::transfer_encoding);
+       it != header.end() && it->name() == bhttp::field::transfer_encoding; ++it) {
+    present = true;
+    std::string_view rest = it->value();
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+      while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+      if (!item.empty()) codings.emplace_back(item);
+    }
+  }
+  if (!present) return std::nullopt;
+  if (codings.empty()) return "Transfer-Encoding is empty";
+  if (!beast::iequals(codings.back(), "chunked")) {
+    return "Transfer-Encoding must end in chunked; the length of this request's body cannot be "
+           "determined";
+  }
+  if (codings.size() > 1) return "only the transfer coding 'chunked' is supported";
+  return std::nullopt;
+}
+
+Response too_many_connections() {
+  Response res{bhttp::status::service_unavailable, 11};
+  res.set(bhttp::field::server, "ticketd");
+  res.set(bhttp::field::content_type, "application/json");
+  res.set(bhttp::field::retry_after, "1");
+  res.body() = error_body("too_many_connections", "too many open HTTP connections");
+  res.keep_alive(false);
+  res.prepare_payload();
+  return res;
+}
+
 class ConnectionGauge {
  public:
   explicit ConnectionGauge(metrics::Metrics& m) : m_(m) { m_.connection_opened("http"); }
@@ -154,31 +197,51 @@ asio::awaitable<void> linger_and_close(beast::tcp_stream& stream) {
 asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& deps) {
   const auto ex = co_await asio::this_coro::executor;
   auto stream = std::make_shared<beast::tcp_stream>(std::move(stream_in));
+  // The wait the auth throttle imposes before answering; cancelled on shutdown like reads.
+  auto throttle_timer = std::make_shared<asio::steady_timer>(ex);
   // The cancel function may run on any thread and after the session ended: it posts to the
   // session's strand and only acts if the stream still exists.
-  net::SessionRegistration registration(deps.sessions, [weak = std::weak_ptr(stream), ex] {
-    asio::post(ex, [weak] {
-      if (auto s = weak.lock()) {
-        beast::error_code ignored;
-        s->socket().cancel(ignored);
-      }
-    });
-  });
+  net::SessionRegistration registration(
+      deps.sessions,
+      [weak = std::weak_ptr(stream), weak_timer = std::weak_ptr(throttle_timer), ex] {
+        asio::post(ex, [weak, weak_timer] {
+          if (auto s = weak.lock()) {
+            beast::error_code ignored;
+            s->socket().cancel(ignored);
+          }
+          if (auto t = weak_timer.lock()) t->cancel();
+        });
+      });
   if (!registration.admitted()) {
     stream->close();
     co_return;
   }
   ConnectionGauge gauge(deps.metrics);
   const HttpOptions& o = deps.options;
+  if (deps.sessions.count() > o.max_connections) {
+    // Answered without reading anything, so the descriptor is free again at once.
+    deps.metrics.error("http", "too_many_connections");
+    auto res = too_many_connections();
+    stream->expires_after(std::chrono::seconds(1));
+    const std::string wire = serialize(res);
+    co_await asio::async_write(*stream, asio::buffer(wire), use_nothrow);
+    beast::error_code ignored;
+    stream->socket().shutdown(net::tcp::socket::shutdown_send, ignored);
+    stream->socket().close(ignored);
+    co_return;
+  }
   beast::flat_buffer buffer;
   auto pending = std::make_shared<PendingResponse>(ex);
+  beast::error_code peer_ec;
+  const auto peer_endpoint = stream->socket().remote_endpoint(peer_ec);
+  const std::string peer = peer_ec ? "unknown" : peer_endpoint.address().to_string();
 
-  for (;;) {
+  for (bool first = true;; first = false) {
     if (deps.sessions.stopping()) break;
     if (buffer.size() == 0) {
-      // Between requests the connection may idle for idle_timeout; once the first byte of a
-      // request arrived, the whole request must arrive within read_timeout.
-      stream->expires_after(o.idle_timeout);
+      // A new connection has header_timeout to send its first request; between requests a
+      // kept-alive connection may idle for idle_timeout.
+      stream->expires_after(first ? o.header_timeout : o.idle_timeout);
       auto [ec, n] = co_await stream->async_read_some(buffer.prepare(kReadChunk), use_nothrow);
       if (ec) {
         log::debug("http session ended while idle: " + ec.message());
@@ -189,26 +252,38 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(o.header_limit));
     parser.body_limit(o.body_limit);
-    stream->expires_after(o.read_timeout);
+    // The first request's header counts from accept (the deadline set above keeps running);
+    // a later one's from its first byte. The body then gets read_timeout.
+    if (!first) stream->expires_after(o.header_timeout);
     auto [hec, hn] = co_await bhttp::async_read_header(*stream, buffer, parser, use_nothrow);
     beast::error_code ec = hec;
-    if (!ec && !parser.is_done() &&
+    std::optional<std::pair<HttpErrc, std::string>> refusal;
+    if (!ec) {
+      if (auto problem = transfer_encoding_problem(parser.get())) {
+        refusal.emplace(HttpErrc::kMalformed, std::move(*problem));
+      }
+    }
+    stream->expires_after(o.read_timeout);
+    if (!ec && !refusal && !parser.is_done() &&
         beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
       // curl and others wait for this before sending a large body.
       bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
       auto [cec, cn] = co_await bhttp::async_write(*stream, cont, use_nothrow);
       ec = cec;
     }
-    if (!ec && !parser.is_done()) {
+    if (!ec && !refusal && !parser.is_done()) {
       auto [bec, bn] = co_await bhttp::async_read(*stream, buffer, parser, use_nothrow);
       ec = bec;
     }
-    if (ec) {
-      auto answer = answer_for(ec, o);
-      if (!answer) {
+    if (ec && !refusal) {
+      refusal = answer_for(ec, o);
+      if (!refusal) {
         log::debug("http session ended while reading: " + ec.message());
         break;
       }
+    }
+    if (refusal) {
+      const auto& answer = refusal;
       deps.metrics.error("http", map_error(answer->first).code);
       auto res = error_response(answer->first, answer->second);
       stream->expires_after(o.read_timeout);
@@ -217,7 +292,32 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       break;
     }
 
+    const bool presented_token = parser.get().count(bhttp::field::authorization) != 0;
+    const std::string request_line = std::string(parser.get().method_string()) + " " +
+                                     printable(std::string_view(parser.get().target()), 128);
+    if (deps.auth_throttle != nullptr) {
+      // After repeated bad tokens from this address, every request waits before it is
+      // handled (a timer: the I/O thread serves others meanwhile).
+      if (const auto ms = deps.auth_throttle->delay_ms(peer); ms > 0) {
+        throttle_timer->expires_after(std::chrono::milliseconds(ms));
+        co_await throttle_timer->async_wait(use_nothrow);
+        if (deps.sessions.stopping()) break;
+      }
+    }
     Response res = co_await handle(deps, parser.release(), pending);
+    if (deps.auth_throttle != nullptr) {
+      if (res.result() == bhttp::status::unauthorized) {
+        const auto f = deps.auth_throttle->record_failure(peer);
+        if (f.log) {
+          log::warn(failure_line(
+              "http authorization",
+              request_line + (presented_token ? " (wrong bearer token)" : " (no bearer token)"),
+              peer, f));
+        }
+      } else if (presented_token) {
+        deps.auth_throttle->record_success(peer);
+      }
+    }
     if (deps.sessions.stopping()) res.keep_alive(false);
     stream->expires_after(o.read_timeout);
     const std::string wire = serialize(res);

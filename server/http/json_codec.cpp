@@ -1,11 +1,14 @@
 #include "server/http/json_codec.h"
 
 #include <boost/json/array.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <set>
+#include <vector>
 
 #include "server/http/http_errc.h"
 
@@ -18,6 +21,76 @@ Error invalid(std::string message) { return Error{HttpErrc::kInvalidField, std::
 
 std::string quoted(std::string_view field) { return "'" + std::string(field) + "'"; }
 
+// A SAX handler for json::basic_parser that only looks for an object holding the same key
+// twice. Boost.JSON 1.81 has no parse option for this and its DOM keeps the last value, so
+// {"count":1,"count":5000} would read as 5000 while a proxy or audit log may have seen 1.
+class DuplicateKeyFinder {
+ public:
+  static constexpr std::size_t max_object_size = -1;
+  static constexpr std::size_t max_array_size = -1;
+  static constexpr std::size_t max_key_size = -1;
+  static constexpr std::size_t max_string_size = -1;
+
+  std::optional<std::string> duplicate;  // the first key found twice in one object
+
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_array_begin(boost::system::error_code&) {
+    frames_.push_back(std::nullopt);
+    return true;
+  }
+  bool on_array_end(std::size_t, boost::system::error_code&) {
+    frames_.pop_back();
+    return true;
+  }
+  bool on_object_begin(boost::system::error_code&) {
+    frames_.emplace_back(std::set<std::string>{});
+    return true;
+  }
+  bool on_object_end(std::size_t, boost::system::error_code&) {
+    frames_.pop_back();
+    return true;
+  }
+  bool on_string_part(std::string_view, std::size_t, boost::system::error_code&) { return true; }
+  bool on_string(std::string_view, std::size_t, boost::system::error_code&) { return true; }
+  bool on_key_part(std::string_view s, std::size_t, boost::system::error_code&) {
+    key_.append(s);
+    return true;
+  }
+  bool on_key(std::string_view s, std::size_t, boost::system::error_code& ec) {
+    key_.append(s);
+    auto& keys = frames_.back();
+    if (keys && !keys->insert(key_).second) {
+      duplicate = std::move(key_);
+      ec = json::error::syntax;  // stops the parser; `duplicate` says why
+      return false;
+    }
+    key_.clear();
+    return true;
+  }
+  bool on_number_part(std::string_view, boost::system::error_code&) { return true; }
+  bool on_int64(std::int64_t, std::string_view, boost::system::error_code&) { return true; }
+  bool on_uint64(std::uint64_t, std::string_view, boost::system::error_code&) { return true; }
+  bool on_double(double, std::string_view, boost::system::error_code&) { return true; }
+  bool on_bool(bool, boost::system::error_code&) { return true; }
+  bool on_null(boost::system::error_code&) { return true; }
+  bool on_comment_part(std::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(std::string_view, boost::system::error_code&) { return true; }
+
+ private:
+  std::vector<std::optional<std::set<std::string>>> frames_;  // nullopt: an array
+  std::string key_;
+};
+
+// The first key that some object of `body` (already known to be valid JSON) holds twice.
+std::optional<std::string> find_duplicate_key(std::string_view body,
+                                              const json::parse_options& opts) {
+  json::basic_parser<DuplicateKeyFinder> p(opts);
+  boost::system::error_code ec;
+  p.write_some(false, body.data(), body.size(), ec);
+  return std::move(p.handler().duplicate);
+}
+
 }  // namespace
 
 DetailedResult<json::object> parse_object(std::string_view body) {
@@ -27,6 +100,12 @@ DetailedResult<json::object> parse_object(std::string_view body) {
   opts.max_depth = 8;  // request bodies are flat; deep nesting is only an attack
   json::value v = json::parse(body, ec, {}, opts);
   if (ec) return Error{HttpErrc::kMalformed, "request body is not valid JSON: " + ec.message()};
+  if (auto key = find_duplicate_key(body, opts)) {
+    constexpr std::size_t kMaxKeyShown = 64;
+    if (key->size() > kMaxKeyShown) key = key->substr(0, kMaxKeyShown) + "...";
+    return Error{HttpErrc::kMalformed,
+                 "request body has the key " + quoted(*key) + " more than once"};
+  }
   if (!v.is_object()) return invalid("request body must be a JSON object");
   return std::move(v.as_object());
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "server/core/auth_throttle.h"
 #include "server/core/clock.h"
 #include "server/core/lease_log.h"
 #include "server/core/serving_gate.h"
@@ -33,7 +34,14 @@ struct HttpOptions {
   std::size_t header_limit = 16 * 1024;
   std::size_t body_limit = 1024 * 1024;
   std::chrono::milliseconds read_timeout{30000};  // to read one request once it started
-  std::chrono::milliseconds idle_timeout{60000};  // between requests on a kept-alive connection
+  std::chrono::milliseconds idle_timeout{15000};  // between requests on a kept-alive connection
+  /// From accept until the first request's header is complete, and from the first byte of any
+  /// later request until its header is complete: an idle or trickling unauthenticated socket
+  /// holds a file descriptor only this long.
+  std::chrono::milliseconds header_timeout{5000};
+  /// Open HTTP connections above this are answered 503 and closed at once (the file
+  /// descriptors are shared with the MySQL front end).
+  std::size_t max_connections = 1000;
 };
 
 /// What the front end works with. Owned by the daemon; every member outlives all sessions.
@@ -51,6 +59,9 @@ struct HttpDeps {
   /// With an election (storage.engine etcd): sequence routes answer 503 not_leader and
   /// /readyz 503 unless this instance serves. Null: always serving.
   const ServingGate* gate = nullptr;
+  /// Rejected tokens per client address (shared with MySQL): requests from an address with
+  /// repeated failures wait before they are answered, and failures are logged. Null: neither.
+  AuthThrottle* auth_throttle = nullptr;
 };
 
 inline constexpr std::size_t kMaxIdsPerRequest = 10000;

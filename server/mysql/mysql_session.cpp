@@ -37,10 +37,14 @@ struct PendingAnswer {
 asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps) {
   auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
   auto ex = co_await asio::this_coro::executor;
+  // The wait the auth throttle imposes before answering a login; cancelled on shutdown too.
+  auto throttle_timer = std::make_shared<asio::steady_timer>(ex);
   std::weak_ptr<beast::tcp_stream> weak = stream;
-  net::SessionRegistration registration(deps.sessions, [weak, ex] {
-    asio::post(ex, [weak] {
+  std::weak_ptr<asio::steady_timer> weak_timer = throttle_timer;
+  net::SessionRegistration registration(deps.sessions, [weak, weak_timer, ex] {
+    asio::post(ex, [weak, weak_timer] {
       if (auto s = weak.lock()) s->socket().cancel();
+      if (auto t = weak_timer.lock()) t->cancel();
     });
   });
   if (!registration.admitted()) co_return;
@@ -68,8 +72,20 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
     co_return;
   }
 
+  ConnectionHooks hooks = deps.hooks;
+  if (deps.auth_throttle != nullptr) {
+    hooks.on_auth_failure = [&deps, host](std::string_view user) {
+      if (deps.hooks.on_auth_failure) deps.hooks.on_auth_failure(user);
+      const auto f = deps.auth_throttle->record_failure(host);
+      if (f.log) {
+        log::warn(failure_line("mysql login", "user '" + printable(user) + "'", host, f));
+      }
+    };
+  }
   ServerConnection conn(deps.executor, deps.users, deps.next_connection_id.fetch_add(1), host,
-                        deps.hooks);
+                        std::move(hooks));
+  bool login_delayed = false;
+  bool logged_in = false;
   const std::string hello = conn.greeting();
   stream->expires_after(deps.connect_timeout);
   if (auto [e, n] = co_await asio::async_write(*stream, asio::buffer(hello), use_nothrow); e) {
@@ -103,6 +119,10 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
       }
       if (out.close) co_return;
     }
+    if (!logged_in && conn.authenticated()) {
+      logged_in = true;
+      if (deps.auth_throttle != nullptr) deps.auth_throttle->record_success(host);
+    }
     if (deps.sessions.stopping()) co_return;
     if (!conn.authenticated()) {
       stream->expires_after(deps.connect_timeout);
@@ -118,6 +138,16 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
       log::debug("mysql connection " + std::to_string(conn.session().connection_id) +
                  " ended: " + e.message());
       co_return;
+    }
+    if (!login_delayed && deps.auth_throttle != nullptr) {
+      // The client's first packet (its login) is answered only after the address's delay:
+      // a timer wait, so the I/O thread serves other sessions meanwhile.
+      login_delayed = true;
+      if (const auto ms = deps.auth_throttle->delay_ms(host); ms > 0) {
+        throttle_timer->expires_after(std::chrono::milliseconds(ms));
+        co_await throttle_timer->async_wait(use_nothrow);
+        if (deps.sessions.stopping()) co_return;
+      }
     }
     conn.feed(std::string_view(buffer.data(), n));
   }

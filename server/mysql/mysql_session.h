@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "server/core/auth_throttle.h"
 #include "server/mysql/query_executor.h"
 #include "server/mysql/server_connection.h"
 #include "server/net/asio_support.h"
@@ -26,6 +27,8 @@ struct MySqlDeps {
   // max_allowed_packet is not held for wait_timeout.
   std::chrono::seconds net_read_timeout{30};
   std::chrono::seconds connect_timeout{10};  // limit for the whole login exchange
+  /// Failed logins per client address (shared with HTTP); null: no throttling or logging.
+  AuthThrottle* auth_throttle = nullptr;
 };
 
 /// Serves one client connection until it quits, errs, idles out or the server stops. Runs on

@@ -216,11 +216,16 @@ void ServerConnection::handle_auth_switch_response(std::string_view payload, con
 }
 
 void ServerConnection::finish_auth(std::string_view token, const Done& done) {
+  // An unknown user is checked against a fixed hash, so it costs the same hashing as a wrong
+  // password and the answer's timing does not tell which user names exist.
+  static const Sha1Digest kUnknownUserHash = double_sha1("ticketd: no such user");
   auto user = users_.find(pending_user_);
-  const bool ok = !pending_user_.empty() && user != users_.end() &&
-                  verify_native_password(user->second, scramble_, as_bytes(token));
+  const bool known = !pending_user_.empty() && user != users_.end();
+  const bool verified =
+      verify_native_password(known ? user->second : kUnknownUserHash, scramble_, as_bytes(token));
+  const bool ok = known && verified;
   if (!ok) {
-    if (hooks_.on_auth_failure) hooks_.on_auth_failure();
+    if (hooks_.on_auth_failure) hooks_.on_auth_failure(pending_user_);
     return done(error_output(kErAccessDenied, "28000",
                              "Access denied for user '" + clip_for_message(pending_user_) + "'@'" +
                                  session_.host +

@@ -26,7 +26,8 @@ using UserTable = std::unordered_map<std::string, Sha1Digest>;
 
 /// Observes what a connection does, for metrics and logs. Every member may be empty.
 struct ConnectionHooks {
-  std::function<void()> on_auth_failure;
+  /// A login was refused; `user` is the name the client sent (never the password or token).
+  std::function<void(std::string_view user)> on_auth_failure;
   std::function<void(std::uint16_t error_code)> on_error;
 };
 

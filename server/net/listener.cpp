@@ -3,6 +3,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <cerrno>
+#include <chrono>
 
 namespace ticketd::net {
 
@@ -49,10 +51,24 @@ asio::awaitable<void> Listener::accept_loop() {
     auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(ioc_), use_nothrow);
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
     if (ec) {
-      // Out of file descriptors and the like: back off briefly instead of spinning.
-      log::warn(name_ + " accept failed: " + ec.message());
-      asio::steady_timer t(acceptor_.get_executor(), std::chrono::milliseconds(50));
-      co_await t.async_wait(use_nothrow);
+      // A flood keeps failing the same way: log about one line a second, with a count.
+      const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now().time_since_epoch())
+                              .count();
+      if (auto suppressed = accept_failures_.admit(now_ms)) {
+        log::warn(name_ + " accept failed: " + ec.message() +
+                  (*suppressed == 0 ? std::string()
+                                    : " (" + std::to_string(*suppressed) +
+                                          " more accept failures since the last such line)"));
+      }
+      // Out of file descriptors: the pending connection stays in the backlog and the next
+      // accept fails at once, so wait for sessions to end instead of spinning. Other errors
+      // (a peer that reset before accept) concern one connection only.
+      if (ec == asio::error::no_descriptors || ec.value() == ENFILE ||
+          ec == asio::error::no_buffer_space || ec == asio::error::no_memory) {
+        asio::steady_timer t(acceptor_.get_executor(), kAcceptBackoff);
+        co_await t.async_wait(use_nothrow);
+      }
       continue;
     }
     boost::system::error_code ignored;

@@ -1,18 +1,22 @@
 // Accepts TCP connections on one address and hands each to a session factory.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "server/base/log_rate_limiter.h"
 #include "server/base/result.h"
 #include "server/net/asio_support.h"
 
 namespace ticketd::net {
 
 /// One listening socket. The accept loop runs as a coroutine on the io_context; each accepted
-/// socket goes to `on_accept`, which spawns the front end's session on its own strand.
+/// socket goes to `on_accept`, which spawns the front end's session on its own strand. When the
+/// process is out of file descriptors the loop pauses for kAcceptBackoff instead of spinning;
+/// accept failures are logged about once a second with a count of the ones left out.
 /// Thread safety: start() and stop() are called by the owner (the daemon) only.
 class Listener {
  public:
@@ -29,6 +33,8 @@ class Listener {
   void stop();
   [[nodiscard]] std::uint16_t port() const { return port_; }
 
+  static constexpr std::chrono::milliseconds kAcceptBackoff{100};
+
  private:
   Listener(asio::io_context& ioc, std::string name, OnAccept on_accept);
   asio::awaitable<void> accept_loop();
@@ -38,6 +44,7 @@ class Listener {
   OnAccept on_accept_;
   tcp::acceptor acceptor_;
   std::uint16_t port_ = 0;
+  log::RateLimiter accept_failures_;
 };
 
 }  // namespace ticketd::net

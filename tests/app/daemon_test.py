@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The ticketd binary: command line, config errors, exposure refusal, data-dir lock, SIGTERM."""
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
@@ -41,6 +43,68 @@ class CommandLine(unittest.TestCase):
             self.assertIn(":5: httpp: unknown key", r.stderr)
         finally:
             t.cleanup()
+
+    def _run_in_scratch_dir(self, args):
+        """Runs the binary in an empty working directory, so a regression (serving on defaults)
+        would neither touch ./data of the checkout nor hang the test: it must exit at once."""
+        cwd = tempfile.mkdtemp(prefix="ticketd-cwd-")
+        try:
+            try:
+                r = subprocess.run([os.path.abspath(BINARY)] + args, capture_output=True, text=True,
+                                   timeout=10,
+                                   cwd=cwd)
+            except subprocess.TimeoutExpired:
+                self.fail(f"ticketd {args} started a server instead of exiting")
+            self.assertEqual(os.listdir(cwd), [], "no data dir may be created")
+            return r
+        finally:
+            shutil.rmtree(cwd, ignore_errors=True)
+
+    def test_empty_null_or_directory_config_is_refused(self):
+        d = tempfile.mkdtemp(prefix="ticketd-cfg-")
+        try:
+            for name, text in [("empty", ""), ("tilde", "~\n"), ("comments", "# truncated\n"),
+                               ("doc", "---\n")]:
+                path = os.path.join(d, name + ".yaml")
+                with open(path, "w") as f:
+                    f.write(text)
+                r = self._run_in_scratch_dir(["--config", path])
+                self.assertEqual(r.returncode, 2, (name, r.stderr))
+                self.assertIn("the config is empty", r.stderr, name)
+                self.assertIn("refusing to start on defaults", r.stderr, name)
+            r = self._run_in_scratch_dir(["--config", d])
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(d + ": is a directory, not a config file", r.stderr)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def test_duplicate_keys_are_refused_naming_both_lines(self):
+        t = Ticketd(config="data_dir: {data_dir}\nmysql:\n  listen: 127.0.0.1:{mysql_port}\n"
+                           "  listen: 0.0.0.0:{mysql_port}\nhttp:\n  listen: 127.0.0.1:{http_port}\n"
+                           "sequences:\n  - {{ name: A, start: 5, start: 7 }}\n"
+                           "data_dir: /somewhere/else\n")
+        try:
+            r = self._run_in_scratch_dir(["--config", t.config_path])
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(":4: mysql.listen: duplicate key 'listen' (first given on line 3, "
+                          "again on line 4)", r.stderr)
+            self.assertIn(":8: sequences[0].start: duplicate key 'start'", r.stderr)
+            self.assertIn(":9: data_dir: duplicate key 'data_dir' (first given on line 1, "
+                          "again on line 9)", r.stderr)
+        finally:
+            t.cleanup()
+
+    def test_config_sequence_names_follow_the_name_rule(self):
+        for bad in ["'two words'", "'..'", "'.'", "'a/b'", "\"tab\\there\""]:
+            t = Ticketd(config="data_dir: {data_dir}\nmysql:\n  listen: 127.0.0.1:{mysql_port}\n"
+                               "http:\n  listen: 127.0.0.1:{http_port}\n"
+                               "sequences:\n  - {{ name: " + bad + " }}\n")
+            try:
+                r = self._run_in_scratch_dir(["--config", t.config_path])
+                self.assertEqual(r.returncode, 2, (bad, r.stderr))
+                self.assertIn(":7: sequences[0].name: not a valid name", r.stderr, bad)
+            finally:
+                t.cleanup()
 
     def test_refuses_default_password_off_loopback(self):
         t = Ticketd()

@@ -4,11 +4,12 @@
 #include <string>
 
 #include "config/config.h"
+#include "server/core/sequence_spec.h"
 
 namespace ticketd::config {
 namespace {
 
-LoadResult load(const std::string& text) { return load_string(text, "t.yaml"); }
+LoadResult load(const std::string& text) { return load_string(text, "t.yaml", validate_name); }
 
 // Asserts the load failed with an error containing every fragment given.
 void expect_error(const std::string& text, std::initializer_list<std::string> fragments) {
@@ -21,7 +22,7 @@ void expect_error(const std::string& text, std::initializer_list<std::string> fr
 }
 
 TEST(ConfigLoader, ShippedConfigLoads) {
-  auto r = load_file(std::string(TICKETD_SOURCE_DIR) + "/config/ticketd.yaml");
+  auto r = load_file(std::string(TICKETD_SOURCE_DIR) + "/config/ticketd.yaml", validate_name);
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
   const auto& c = *r.config;
   EXPECT_EQ(c.data_dir, "./data");
@@ -51,8 +52,8 @@ TEST(ConfigLoader, DefaultsApplyToSequencesWherever_DefaultsAppear) {
   EXPECT_EQ(r.config->sequences[1].increment, 5u);
 }
 
-TEST(ConfigLoader, EmptyFileGivesDefaults) {
-  auto r = load("");
+TEST(ConfigLoader, UnsetKeysGetDefaults) {
+  auto r = load("data_dir: /tmp/x\n");
   ASSERT_TRUE(r.config);
   EXPECT_EQ(r.config->mysql.wait_timeout_s, 28800u);
 }
@@ -113,7 +114,7 @@ TEST(ConfigLoader, ReportsEveryErrorAtOnce) {
 }
 
 TEST(ConfigLoader, MissingFileIsAClearError) {
-  auto r = load_file("/nonexistent/ticketd.yaml");
+  auto r = load_file("/nonexistent/ticketd.yaml", validate_name);
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_NE(r.errors[0].find("cannot read"), std::string::npos);
 }
@@ -122,7 +123,7 @@ TEST(ConfigLoader, GaplessSequenceSettings) {
   auto r = load_string(
       "sequences:\n  - { name: Invoices, kind: gapless, order: strict, reservation_ttl_ms: 900,"
       " strict_wait_ms: 70 }\n  - { name: Credit, kind: gapless }\n",
-      "t.yaml");
+      "t.yaml", validate_name);
   ASSERT_TRUE(r.errors.empty()) << r.errors.front();
   const auto& s = r.config->sequences;
   ASSERT_EQ(s.size(), 2u);
@@ -206,7 +207,7 @@ TEST(ConfigLoader, WorkerPoolErrorsNameTheKeyAndTheLine) {
   expect_error("worker_pools:\n  - { name: a, size: 4 }\n  - { name: a, size: 2 }\n",
                {"t.yaml:3: worker_pools[1].name: duplicate worker pool name 'a' (first defined "
                 "on line 2)"});
-  expect_error("worker_pools:\n  - { name: 'a/b', size: 4 }\n", {"is not a valid name"});
+  expect_error("worker_pools:\n  - { name: 'a/b', size: 4 }\n", {"not a valid name"});
   expect_error("worker_pools:\n  - { size: 4 }\n", {"worker_pools[0].name"});
   expect_error("worker_pools:\n  - { name: a, size: 4, ttl: 3 }\n",
                {"t.yaml:2: worker_pools[0].ttl: unknown key"});
@@ -328,6 +329,47 @@ TEST(ConfigLoader, EtcdStorageErrorsNameKeyAndLine) {
       "storage:\n  engine: etcd\n  endpoints: [http://a:1]\nworker_pools:\n"
       "  - { name: orders, size: 8 }\n",
       {"t.yaml:5: worker_pools.orders", "not supported with storage.engine etcd"});
+}
+
+TEST(ConfigLoader, EmptyOrNullConfigIsRefused) {
+  for (const char* text : {"", "~", "null", "\n\n", "# only a comment\n", "---\n", "--- ~\n"}) {
+    expect_error(text, {"t.yaml: the config is empty", "refusing to start on defaults"});
+  }
+}
+
+TEST(ConfigLoader, DirectoryIsNotAConfig) {
+  auto r = load_file(std::string(TICKETD_SOURCE_DIR) + "/config", validate_name);
+  ASSERT_FALSE(r.config);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("is a directory"), std::string::npos) << r.errors[0];
+}
+
+TEST(ConfigLoader, DuplicateKeysAreRefusedAtEveryLevelNamingBothLines) {
+  expect_error("data_dir: /a\ndata_dir: /b\n",
+               {"t.yaml:2: data_dir: duplicate key 'data_dir' (first given on line 1, again on "
+                "line 2)"});
+  expect_error("mysql:\n  listen: 127.0.0.1:1\n  database: x\n  listen: 0.0.0.0:2\n",
+               {"t.yaml:4: mysql.listen: duplicate key", "line 2, again on line 4"});
+  expect_error("http:\n  listen: 127.0.0.1:1\nmysql: {}\nhttp:\n  listen: 127.0.0.1:2\n",
+               {"t.yaml:4: http: duplicate key 'http' (first given on line 1"});
+  expect_error("sequences:\n  - { name: A, start: 5,\n      start: 9 }\n",
+               {"t.yaml:3: sequences[0].start: duplicate key", "line 2, again on line 3"});
+  expect_error("snowflake:\n  clock:\n    policy: wait\n    policy: fail\n",
+               {"t.yaml:4: snowflake.clock.policy: duplicate key"});
+  // Every duplicate is reported, not only the first.
+  auto r = load("threads: 1\nthreads: 2\nlog_level: info\nlog_level: warn\n");
+  ASSERT_FALSE(r.config);
+  EXPECT_EQ(r.errors.size(), 2u);
+}
+
+TEST(ConfigLoader, SequenceAndPoolNamesFollowTheCoreRule) {
+  for (const char* bad : {"'a b'", "'.'", "'..'", "'a/b'", "'a`b'", "\"a\\tb\"", "' lead'"}) {
+    expect_error(std::string("sequences:\n  - { name: ") + bad + " }\n",
+                 {"t.yaml:2: sequences[0].name: not a valid name"});
+    expect_error(std::string("worker_pools:\n  - { name: ") + bad + ", size: 2 }\n",
+                 {"t.yaml:2: worker_pools[0].name: not a valid name"});
+  }
+  EXPECT_TRUE(load("sequences:\n  - { name: 'orders.v2' }\n").config);
 }
 
 }  // namespace

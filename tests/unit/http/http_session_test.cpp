@@ -174,9 +174,9 @@ TEST(HttpSession, GarbageIs400AndCloses) {
   EXPECT_TRUE(closed_by_server(s, buf));
 }
 
-TEST(HttpSession, SlowClientIsClosedAfterTheReadTimeout) {
+TEST(HttpSession, SlowHeaderIsClosedAfterTheHeaderTimeout) {
   HttpOptions o;
-  o.read_timeout = std::chrono::milliseconds(200);
+  o.header_timeout = std::chrono::milliseconds(200);
   Loopback lb(o);
   auto s = lb.connect();
   beast::flat_buffer buf;
@@ -184,6 +184,112 @@ TEST(HttpSession, SlowClientIsClosedAfterTheReadTimeout) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(closed_by_server(s, buf));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(HttpSession, ANewConnectionThatSendsNothingIsClosedAfterTheHeaderTimeout) {
+  HttpOptions o;
+  o.header_timeout = std::chrono::milliseconds(200);
+  o.idle_timeout = std::chrono::seconds(60);
+  Loopback lb(o);
+  auto s = lb.connect();
+  beast::flat_buffer buf;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(closed_by_server(s, buf));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(HttpSession, ALaterSlowHeaderIsClosedAfterTheHeaderTimeout) {
+  HttpOptions o;
+  o.header_timeout = std::chrono::milliseconds(200);
+  o.idle_timeout = std::chrono::seconds(60);
+  Loopback lb(o);
+  auto s = lb.connect();
+  beast::flat_buffer buf;
+  send(s, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_EQ(read_response(s, buf).result(), bhttp::status::ok);
+  send(s, "GET /healthz HTTP/1.1\r\nHo");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(closed_by_server(s, buf));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(HttpSession, SlowBodyIsClosedAfterTheReadTimeout) {
+  HttpOptions o;
+  o.read_timeout = std::chrono::milliseconds(200);
+  Loopback lb(o);
+  auto s = lb.connect();
+  beast::flat_buffer buf;
+  send(s,
+       "POST /v1/sequences/Tickets64/next HTTP/1.1\r\nHost: x\r\nContent-Type: "
+       "application/json\r\nContent-Length: 11\r\n\r\n{\"co");  // and never the rest
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(closed_by_server(s, buf));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// RFC 9112 6.3: a Transfer-Encoding whose final coding is not chunked leaves the body length
+// unknown; reading it as bodiless would parse the body as a second, smuggled request.
+TEST(HttpSession, TransferEncodingOtherThanOneChunkedIs400AndCloses) {
+  const std::string smuggled = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (const std::string te :
+       {"Transfer-Encoding: gzip\r\n", "Transfer-Encoding: chunked, gzip\r\n",
+        "Transfer-Encoding: gzip, chunked\r\n",
+        "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n",
+        "Transfer-Encoding: identity\r\n", "Transfer-Encoding: \r\n"}) {
+    Loopback lb;
+    auto s = lb.connect();
+    beast::flat_buffer buf;
+    send(s,
+         "POST /v1/sequences/Tickets64/next HTTP/1.1\r\nHost: x\r\nContent-Type: "
+         "application/json\r\n" +
+             te + "\r\n" + smuggled);
+    auto r = read_response(s, buf);
+    EXPECT_EQ(r.result(), bhttp::status::bad_request) << te;
+    EXPECT_FALSE(r.keep_alive()) << te;
+    EXPECT_TRUE(closed_by_server(s, buf)) << te << ": the smuggled request was answered";
+  }
+}
+
+TEST(HttpSession, AChunkedBodyIsStillRead) {
+  Loopback lb;
+  auto s = lb.connect();
+  beast::flat_buffer buf;
+  send(s,
+       "POST /v1/sequences/Tickets64/next HTTP/1.1\r\nHost: x\r\nContent-Type: "
+       "application/json\r\nTransfer-Encoding: Chunked\r\n\r\nb\r\n{\"count\":2}\r\n0\r\n\r\n");
+  auto r = read_response(s, buf);
+  EXPECT_EQ(r.result(), bhttp::status::ok);
+  EXPECT_EQ(r.body(), R"({"sequence":"Tickets64","ids":["1","2"]})");
+}
+
+TEST(HttpSession, ConnectionsOverTheCapAreAnswered503AndClosed) {
+  HttpOptions o;
+  o.max_connections = 2;
+  Loopback lb(o);
+  beast::flat_buffer b1;
+  beast::flat_buffer b2;
+  auto s1 = lb.connect();
+  auto s2 = lb.connect();
+  for (auto* p : {&s1, &s2}) {
+    send(*p, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  }
+  ASSERT_EQ(read_response(s1, b1).result(), bhttp::status::ok);
+  ASSERT_EQ(read_response(s2, b2).result(), bhttp::status::ok);
+  auto s3 = lb.connect();
+  beast::flat_buffer b3;
+  auto r = read_response(s3, b3);
+  EXPECT_EQ(r.result(), bhttp::status::service_unavailable);
+  EXPECT_NE(r.body().find("too_many_connections"), std::string::npos);
+  EXPECT_TRUE(closed_by_server(s3, b3));
+  // The first two are still served; once one ends, a new connection is admitted.
+  s1.close();
+  for (int i = 0; i < 100 && lb.engine().sessions.count() > 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  auto s4 = lb.connect();
+  beast::flat_buffer b4;
+  send(s4, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(read_response(s4, b4).result(), bhttp::status::ok);
 }
 
 TEST(HttpSession, IdleConnectionIsClosedAfterTheIdleTimeout) {

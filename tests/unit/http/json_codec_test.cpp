@@ -25,6 +25,44 @@ TEST(JsonCodec, NotJsonIsMalformedNotAnObjectIsInvalid) {
   EXPECT_EQ(parse_object("[1]").error().code, HttpErrc::kInvalidField);
 }
 
+TEST(JsonCodec, DuplicateKeysAreMalformedAtAnyDepth) {
+  struct Case {
+    std::string_view body;
+    std::string_view key;  // empty: accepted
+  };
+  const Case cases[] = {
+      {R"({"count":1,"count":5000})", "count"},
+      {R"({"count":1,"size":2,"count":1})", "count"},
+      {R"({"count":1,"\u0063ount":2})", "count"},  // the same key once unescaped
+      {R"({"a":{"b":1,"b":2}})", "b"},
+      {R"({"a":[{"x":1},{"y":1,"y":1}]})", "y"},
+      {R"({"a":{"k":1},"b":{"k":1}})", ""},  // the same key in two objects is fine
+      {R"({"a":[{"k":1},{"k":2}]})", ""},
+      {R"({"count":1,"Count":2})", ""},  // keys are case-sensitive
+  };
+  for (const auto& c : cases) {
+    auto r = parse_object(c.body);
+    if (c.key.empty()) {
+      EXPECT_TRUE(r) << c.body;
+      continue;
+    }
+    ASSERT_FALSE(r) << c.body;
+    EXPECT_EQ(r.error().code, HttpErrc::kMalformed) << c.body;
+    EXPECT_NE(r.error().message.find("'" + std::string(c.key) + "' more than once"),
+              std::string::npos)
+        << r.error().message;
+  }
+}
+
+TEST(JsonCodec, ADuplicateKeyAmongManyIsFound) {
+  std::string body = "{";
+  for (int i = 0; i < 50000; ++i) body += "\"k" + std::to_string(i) + "\":1,";
+  body += "\"k49999\":2}";
+  auto r = parse_object(body);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("'k49999'"), std::string::npos);
+}
+
 TEST(JsonCodec, ReadIntegerAcceptsOnlyIntegersInRange) {
   EXPECT_EQ(**read_integer(obj(R"({"n":5})"), "n", 1, 10), 5u);
   EXPECT_FALSE((*read_integer(obj(R"({"n":5})"), "m", 1, 10)).has_value());

@@ -398,11 +398,18 @@ TEST(HttpRoutes, PutRejectsBadSpecs) {
 
 TEST(HttpRoutes, PercentEncodedNamesAreDecoded) {
   HttpEngine e;
-  ASSERT_EQ(e.call(make_request(verb::put, "/v1/sequences/a%20b", "")).result(), status::created);
-  EXPECT_TRUE(e.tickets.exists("a b"));
+  ASSERT_EQ(e.call(make_request(verb::put, "/v1/sequences/r%C3%A9sum%C3%A9", "")).result(),
+            status::created);
+  EXPECT_TRUE(e.tickets.exists("r\xc3\xa9sum\xc3\xa9"));
   EXPECT_EQ(e.call(make_request(verb::get, "/v1/sequences/%zz")).result(), status::bad_request);
-  auto slash = e.call(make_request(verb::put, "/v1/sequences/a%2Fb", ""));
-  EXPECT_EQ(slash.result(), status::unprocessable_entity);  // '/' is forbidden in names
+  // The name rule applies to the decoded name: '/', spaces, control characters, '.' and '..'.
+  for (const char* target : {"/v1/sequences/a%2Fb", "/v1/sequences/a%20b", "/v1/sequences/a%0Ab",
+                             "/v1/sequences/%2E%2E", "/v1/sequences/%2E"}) {
+    EXPECT_EQ(e.call(make_request(verb::put, target, "")).result(), status::unprocessable_entity)
+        << target;
+  }
+  EXPECT_FALSE(e.tickets.exists("a b"));
+  EXPECT_FALSE(e.tickets.exists(".."));
 }
 
 TEST(HttpRoutes, PatchMovesForwardNeverBack) {

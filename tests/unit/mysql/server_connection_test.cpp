@@ -111,7 +111,10 @@ class Conversation : public ::testing::Test {
   ServerSettings settings_;
   QueryExecutor executor_{service_, settings_, clock_};
   UserTable users_;
-  ServerConnection conn_{executor_, users_, 7, "127.0.0.1"};
+  std::vector<std::string> failed_users_;  // what on_auth_failure reported
+  ServerConnection conn_{
+      executor_, users_, 7, "127.0.0.1",
+      ConnectionHooks{[this](std::string_view user) { failed_users_.emplace_back(user); }, {}}};
 };
 
 TEST_F(Conversation, GreetingAdvertisesNativePasswordAndNoSsl) {
@@ -127,6 +130,7 @@ TEST_F(Conversation, GreetingAdvertisesNativePasswordAndNoSsl) {
 
 TEST_F(Conversation, FlickrRecipeOkPacketCarriesTheTicketByteForByte) {
   login();
+  EXPECT_TRUE(failed_users_.empty());
   auto packets = unframe(send(query("REPLACE INTO Tickets64 (stub) VALUES ('a')")).bytes);
   ASSERT_EQ(packets.size(), 1u);
   EXPECT_EQ(packets[0].seq, 1);
@@ -191,6 +195,26 @@ TEST_F(Conversation, WrongPasswordIs1045AndCloses) {
   EXPECT_EQ(err->sql_state, "28000");
   EXPECT_EQ(err->message, "Access denied for user 'app'@'127.0.0.1' (using password: YES)");
   EXPECT_FALSE(conn_.authenticated());
+}
+
+TEST_F(Conversation, AnUnknownUserIsRefusedLikeAWrongPasswordAndTheHookGetsTheName) {
+  auto hello = greet();
+  auto out = send(
+      login_payload(hello, kModernClient, "s3cret", std::string(kNativePasswordPlugin), "nobody"),
+      1);
+  EXPECT_TRUE(out.close);
+  auto err = decode_err_packet(as_bytes(unframe(out.bytes)[0].payload));
+  ASSERT_TRUE(err);
+  EXPECT_EQ(err->error_code, 1045);
+  EXPECT_EQ(err->message, "Access denied for user 'nobody'@'127.0.0.1' (using password: YES)");
+  EXPECT_EQ(failed_users_, std::vector<std::string>{"nobody"});
+  EXPECT_FALSE(conn_.authenticated());
+}
+
+TEST_F(Conversation, AWrongPasswordReportsTheUserToTheHook) {
+  auto hello = greet();
+  (void)send(login_payload(hello, kModernClient, "wrong"), 1);
+  EXPECT_EQ(failed_users_, std::vector<std::string>{"app"});
 }
 
 TEST_F(Conversation, GarbageHandshakeIsRefusedNeverACrash) {
