@@ -90,7 +90,7 @@ TEST(ConfigLoader, ErrorsNameTheKeyAndTheLine) {
 }
 
 TEST(ConfigLoader, MySqlReadTimeoutAndMemoryBudgets) {
-  auto defaults = load("");
+  auto defaults = load("data_dir: ./data\n");
   ASSERT_TRUE(defaults.config);
   EXPECT_EQ(defaults.config->mysql.net_read_timeout_s, 30u);
   EXPECT_EQ(defaults.config->mysql.connection_memory_limit, 64u * 1024 * 1024);
