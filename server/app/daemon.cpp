@@ -517,6 +517,11 @@ int Daemon::run() {
 
   // Everything accepted has been answered or failed; commit what is queued, then close.
   committer.stop();
+  // Sessions still queued in the engine are answered now, while the io_context their
+  // callbacks hold timers of is still alive.
+  for (const auto& g : service.gapless()) {
+    g->fail_waiters(Error{TicketErrc::kShuttingDown, "ticketd is shutting down"});
+  }
   log::info("ticketd stopped");
   return deposed ? kExitRestartAsFollower : 0;
 }

@@ -605,6 +605,15 @@ std::size_t GaplessSequence::expire_due() {
   return ended;
 }
 
+void GaplessSequence::fail_waiters(const Error& error) {
+  std::deque<Waiter> waiters;
+  {
+    std::lock_guard lock(mutex_);
+    waiters.swap(waiters_);
+  }
+  for (auto& w : waiters) w.done(error);
+}
+
 GaplessAudit GaplessSequence::audit(std::size_t list_limit) const {
   std::lock_guard lock(mutex_);
   GaplessAudit a;

@@ -111,6 +111,9 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
   /// Returns the number for reuse. Completes after the release is durable; the number is free
   /// for the next caller even if that write fails (the stale record then expires by its TTL).
   void release(std::string_view reservation_id, GaplessDone done);
+  /// Fails every strict-order waiter with `error` (at shutdown, so no callback outlives the
+  /// front ends' executors).
+  void fail_waiters(const Error& error);
 
   /// Releases reservations whose TTL ran out and fails strict-order waiters whose wait did;
   /// returns how many it ended. The daemon calls it periodically; tests call it after moving
