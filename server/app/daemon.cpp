@@ -73,10 +73,15 @@ mysql::ServerSettings mysql_settings(const config::Config& c) {
 }
 
 DetailedResult<std::shared_ptr<SnowflakeGenerator>> open_snowflake(
-    const config::SequenceConfig& s, const config::SnowflakeConfig& sf, CounterStore& store,
+    const std::string& name, const config::SnowflakeConfig& sf, CounterStore& store,
     GroupCommitter& committer, const Clock& clock, std::shared_ptr<const WorkerLease> lease) {
+  if (sf.worker_source == "etcd" && !lease) {
+    return Error{TicketErrc::kInvalidArgument,
+                 "snowflake.worker_id comes from etcd, and no Snowflake sequence in the config "
+                 "file made this instance lease one"};
+  }
   SnowflakeOptions o;
-  o.name = s.name;
+  o.name = name;
   o.layout.epoch_unix_ms = sf.epoch_unix_ms;
   o.layout.time_bits = sf.time_bits;
   o.layout.worker_bits = sf.worker_bits;
@@ -273,7 +278,18 @@ int Daemon::run() {
   TicketService service(*store, committer);
   SystemClock clock;
   RetryScheduler retries;
+  // Store reads that front ends ask for (listing leases) run here, never on an I/O thread.
+  RetryScheduler store_reads;
   EtcdWorker etcd_worker;
+  // Sequences of every kind can be created at run time; their Snowflake generators use the
+  // server's layout and worker ID (not with the etcd engine: Snowflake state is not fenced).
+  RuntimeKinds runtime{&clock, &store_reads, nullptr};
+  if (!ha) {
+    runtime.open_snowflake = [&](const std::string& name) {
+      return open_snowflake(name, config_.snowflake, *store, committer, clock, etcd_worker.lease);
+    };
+  }
+  service.enable_runtime_kinds(std::move(runtime));
   // Loads every sequence and makes the configured ones exist: at start with RocksDB, after
   // winning the election with etcd (so a new leader continues above every stored ceiling).
   auto load_engine = [&]() -> DetailedResult<void> {
@@ -299,7 +315,9 @@ int Daemon::run() {
           return Error{gapless.error().code,
                        "config sequence '" + s.name + "': " + gapless.error().message};
         }
-        service.add_gapless(std::move(*gapless));
+        if (auto r = service.add_gapless(std::move(*gapless)); !r) {
+          return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
+        }
         continue;
       }
       if (s.kind == "uuidv7") {
@@ -308,7 +326,9 @@ int Daemon::run() {
                        "config sequence '" + s.name +
                            "': kind uuidv7, but a ticket sequence of that name is stored"};
         }
-        service.add_uuidv7(s.name, std::make_shared<UuidV7Generator>(clock));
+        if (auto r = service.add_uuidv7(s.name, std::make_shared<UuidV7Generator>(clock)); !r) {
+          return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
+        }
         continue;
       }
       if (auto r = service.ensure_configured(to_spec(s)); !r) {
@@ -334,12 +354,21 @@ int Daemon::run() {
   for (const auto& s : config_.sequences) {
     if (s.kind != "snowflake") continue;
     auto generator =
-        open_snowflake(s, config_.snowflake, *store, committer, clock, etcd_worker.lease);
+        open_snowflake(s.name, config_.snowflake, *store, committer, clock, etcd_worker.lease);
     if (!generator) {
       log::error("config sequence '" + s.name + "': " + generator.error().message);
-      return 2;
+      // A layout or worker ID the config got wrong is a configuration error; storage and
+      // worker-ID leasing failures are runtime failures.
+      return generator.error().code == TicketErrc::kInvalidArgument ? 2 : 1;
     }
-    service.add_snowflake(std::move(*generator), retries, clock);
+    if (auto r = service.add_snowflake(std::move(*generator), retries, clock); !r) {
+      log::error("config sequence '" + s.name + "': " + r.error().message);
+      return 1;
+    }
+  }
+  if (auto r = service.open_stored_snowflakes(); !r) {
+    log::error(r.error().message);
+    return 1;
   }
   // Worker-ID pools; their leases are reloaded from the store with their absolute expiry.
   WorkerPoolService workers(*store, committer, clock);
@@ -396,7 +425,7 @@ int Daemon::run() {
   mysql_deps.wait_timeout = std::chrono::seconds(config_.mysql.wait_timeout_s);
   mysql_deps.net_read_timeout = std::chrono::seconds(config_.mysql.net_read_timeout_s);
   // HTTP front end.
-  LeaseLog leases(*store, committer, clock);
+  LeaseLog leases(service, *store, store_reads, clock);
   net::SessionRegistry http_sessions;
   http::HttpOptions http_options;
   http_options.tokens = config_.http.tokens;
@@ -490,15 +519,11 @@ int Daemon::run() {
     election->start();
   }
   log::info("ticketd ready: data_dir " + config_.data_dir + ", " +
-            std::to_string(service.list().size()) + " sequences");
+            std::to_string(service.describe_all().size()) + " sequences");
 
-  if (!service.snowflakes().empty()) {
-    asio::co_spawn(ioc, refresh_high_water_marks(ioc, service), net::log_on_exit("snowflake"));
-  }
-  if (std::any_of(config_.sequences.begin(), config_.sequences.end(),
-                  [](const auto& s) { return s.kind == "gapless"; })) {
-    asio::co_spawn(ioc, expire_gapless_reservations(ioc, service), net::log_on_exit("gapless"));
-  }
+  // Both read the registry on every round: sequences can be created at run time.
+  asio::co_spawn(ioc, refresh_high_water_marks(ioc, service), net::log_on_exit("snowflake"));
+  asio::co_spawn(ioc, expire_gapless_reservations(ioc, service), net::log_on_exit("gapless"));
 
   std::vector<std::thread> pool;
   for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
@@ -512,6 +537,7 @@ int Daemon::run() {
     if (auto r = g->close(); !r) log::warn("snowflake '" + g->name() + "': " + r.error().message);
   }
   retries.stop();
+  store_reads.stop();
   // Revoke the worker-ID lease: the ID is free at once, its mark stays for the next holder.
   if (etcd_worker.lease) etcd_worker.lease->stop();
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <utility>
 
 namespace ticketd {
@@ -66,35 +68,36 @@ std::optional<Lease> decode_lease(std::string_view key, std::string_view text) {
   return lease;
 }
 
-LeaseLog::LeaseLog(CounterStore& store, GroupCommitter& committer, const Clock& clock)
-    : store_(store), committer_(committer), clock_(clock) {}
+LeaseLog::LeaseLog(TicketService& tickets, CounterStore& store, RetryScheduler& reads,
+                   const Clock& clock)
+    : tickets_(tickets), store_(store), reads_(reads), clock_(clock) {}
 
-void LeaseLog::record(std::string_view sequence, const Block& block, std::string holder,
-                      LeaseCallback done) {
-  Lease lease;
-  lease.sequence = std::string(sequence);
-  lease.block = block;
-  lease.holder = std::move(holder);
-  lease.granted_at_ms = std::max<std::int64_t>(0, clock_.now_unix_ms());
-  // The id is the block's first value, zero-padded: values are never issued twice, so ids are
-  // unique across restarts and clock steps, and byte-wise key order is grant order.
-  char id[24];
-  std::snprintf(id, sizeof id, "%020llu", static_cast<unsigned long long>(block.first));
-  lease.lease_id = id;
-  std::vector<Mutation> mutations;
-  mutations.push_back(Mutation{lease_key(lease.sequence, lease.lease_id), encode_lease(lease)});
-  committer_.submit(std::move(mutations), [lease = std::move(lease), done = std::move(done)](
-                                              const DetailedResult<void>& r) mutable {
-    if (!r) {
-      done(r.error());
-      return;
-    }
-    done(std::move(lease));
-  });
+void LeaseLog::lease(std::string_view sequence, std::uint64_t count, std::string holder,
+                     LeaseCallback done) {
+  auto lease = std::make_shared<Lease>();
+  lease->sequence = std::string(sequence);
+  lease->holder = std::move(holder);
+  lease->granted_at_ms = std::max<std::int64_t>(0, clock_.now_unix_ms());
+  // Runs under the sequence's lock when the block's values are taken: the record goes into the
+  // same write as the ceiling that covers them.
+  auto record = [lease](const Block& block) {
+    lease->block = block;
+    // The id is the block's first value, zero-padded: values are never issued twice, so ids
+    // are unique across restarts and clock steps, and byte-wise key order is grant order.
+    char id[24];
+    std::snprintf(id, sizeof id, "%020llu", static_cast<unsigned long long>(block.first));
+    lease->lease_id = id;
+    return Mutation{lease_key(lease->sequence, lease->lease_id), encode_lease(*lease)};
+  };
+  tickets_.next_recorded(sequence, count, std::move(record),
+                         [lease, done = std::move(done)](DetailedResult<Block> r) {
+                           if (!r) return done(r.error());
+                           done(*lease);
+                         });
 }
 
-DetailedResult<std::vector<Lease>> LeaseLog::recent(std::string_view sequence,
-                                                    std::size_t limit) const {
+DetailedResult<std::vector<Lease>> LeaseLog::recent_now(std::string_view sequence,
+                                                        std::size_t limit) const {
   std::string prefix(kLeasePrefix);
   prefix.append(sequence).append("/");
   auto rows = store_.scan_last(prefix, limit);
@@ -109,6 +112,13 @@ DetailedResult<std::vector<Lease>> LeaseLog::recent(std::string_view sequence,
     out.push_back(std::move(*lease));
   }
   return out;
+}
+
+void LeaseLog::recent(std::string_view sequence, std::size_t limit, LeaseListCallback done) const {
+  reads_.after(std::chrono::milliseconds(0),
+               [this, name = std::string(sequence), limit, done = std::move(done)] {
+                 done(recent_now(name, limit));
+               });
 }
 
 }  // namespace ticketd

@@ -12,8 +12,9 @@
 
 #include "server/base/result.h"
 #include "server/core/clock.h"
-#include "server/core/group_committer.h"
+#include "server/core/retry_scheduler.h"
 #include "server/core/sequence_spec.h"
+#include "server/core/ticket_service.h"
 #include "storage/counter_store.h"
 
 namespace ticketd {
@@ -30,6 +31,7 @@ struct Lease {
 };
 
 using LeaseCallback = std::function<void(DetailedResult<Lease>)>;
+using LeaseListCallback = std::function<void(DetailedResult<std::vector<Lease>>)>;
 
 inline constexpr std::string_view kLeasePrefix = "lease/";
 
@@ -40,25 +42,33 @@ inline constexpr std::string_view kLeasePrefix = "lease/";
 [[nodiscard]] std::string encode_lease(const Lease& lease);
 [[nodiscard]] std::optional<Lease> decode_lease(std::string_view key, std::string_view text);
 
-/// Records leases through the GroupCommitter (so they share synced writes with the counters)
-/// and lists the most recent ones with a CounterStore scan. Records are kept after a sequence
-/// is dropped, as an audit trail. Thread safety: all members may be called concurrently;
-/// recent() reads the store on the caller's thread.
+/// Hi-lo block leases: takes a block of a ticket sequence and records who took it, in the same
+/// atomic write as the ceiling that covers the block (TicketSequence::take_recorded), so a
+/// leased block that passes the ceiling costs one synced write and is never handed out without
+/// its record. Records are kept after a sequence is dropped, as an audit trail.
+/// Listing reads the store on `reads` (a background thread), never on the caller's thread: with
+/// the etcd engine a read is a network call. Thread safety: all members may be called
+/// concurrently.
 class LeaseLog {
  public:
-  LeaseLog(CounterStore& store, GroupCommitter& committer, const Clock& clock);
+  LeaseLog(TicketService& tickets, CounterStore& store, RetryScheduler& reads, const Clock& clock);
 
-  /// Persists a lease of `block` (already issued by the sequence); `done` gets the Lease once
-  /// the record is durable, on the committer thread or inline.
-  void record(std::string_view sequence, const Block& block, std::string holder,
-              LeaseCallback done);
-  /// The `limit` most recent leases of `sequence`, newest first.
-  [[nodiscard]] DetailedResult<std::vector<Lease>> recent(std::string_view sequence,
-                                                          std::size_t limit) const;
+  /// Leases `count` values of `sequence` to `holder`; `done` gets the Lease once the block and
+  /// its record are durable (inline on a failure, otherwise on the committer thread). Only
+  /// ticket sequences lease blocks (kWrongKind for the other kinds).
+  void lease(std::string_view sequence, std::uint64_t count, std::string holder,
+             LeaseCallback done);
+  /// The `limit` most recent leases of `sequence`, newest first, read on the background thread
+  /// (only those `limit` records are read); `done` runs there.
+  void recent(std::string_view sequence, std::size_t limit, LeaseListCallback done) const;
+  /// The same, read on the caller's thread: for tools and tests only.
+  [[nodiscard]] DetailedResult<std::vector<Lease>> recent_now(std::string_view sequence,
+                                                              std::size_t limit) const;
 
  private:
+  TicketService& tickets_;
   CounterStore& store_;
-  GroupCommitter& committer_;
+  RetryScheduler& reads_;
   const Clock& clock_;
 };
 

@@ -1,5 +1,7 @@
 #include "server/core/sequence_spec.h"
 
+#include <string>
+
 namespace ticketd {
 
 std::string_view kind_name(SequenceKind kind) {
@@ -10,6 +12,8 @@ std::string_view kind_name(SequenceKind kind) {
       return "gapless";
     case SequenceKind::kSnowflake:
       return "snowflake";
+    case SequenceKind::kUuidV7:
+      return "uuidv7";
   }
   return "?";
 }
@@ -18,6 +22,7 @@ std::optional<SequenceKind> parse_kind(std::string_view name) {
   if (name == "ticket") return SequenceKind::kTicket;
   if (name == "gapless") return SequenceKind::kGapless;
   if (name == "snowflake") return SequenceKind::kSnowflake;
+  if (name == "uuidv7") return SequenceKind::kUuidV7;
   return std::nullopt;
 }
 
@@ -39,12 +44,15 @@ std::string validate_name(std::string_view name) {
 
 std::string validate(const SequenceSpec& spec) {
   if (auto problem = validate_name(spec.name); !problem.empty()) return "sequence " + problem;
-  if (spec.increment < 1 || spec.increment > 65535) return "increment must be 1..65535";
-  if (spec.offset < 1 || spec.offset > 65535) return "offset must be 1..65535";
+  const auto in = [](std::uint64_t v, std::uint64_t hi) { return v >= 1 && v <= hi; };
+  if (!in(spec.increment, kMaxIncrement)) {
+    return "increment must be 1.." + std::to_string(kMaxIncrement);
+  }
+  if (!in(spec.offset, kMaxIncrement)) return "offset must be 1.." + std::to_string(kMaxIncrement);
   if (spec.offset > spec.increment) return "offset must not be greater than increment";
   if (spec.start < 1) return "start must be at least 1";
   if (spec.max_value < spec.start) return "max_value must not be less than start";
-  if (spec.cache < 1) return "cache must be at least 1";
+  if (!in(spec.cache, kMaxCache)) return "cache must be 1.." + std::to_string(kMaxCache);
   return {};
 }
 

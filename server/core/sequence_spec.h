@@ -9,7 +9,12 @@
 
 namespace ticketd {
 
-enum class SequenceKind { kTicket, kGapless, kSnowflake };
+/// Every kind of sequence the engine serves. Ticket and gapless sequences are counters (their
+/// values are numbers on an increment/offset grid); Snowflake IDs are time | worker | sequence;
+/// UUIDv7 IDs are time-ordered UUIDs.
+enum class SequenceKind { kTicket, kGapless, kSnowflake, kUuidV7 };
+inline constexpr SequenceKind kAllSequenceKinds[] = {
+    SequenceKind::kTicket, SequenceKind::kGapless, SequenceKind::kSnowflake, SequenceKind::kUuidV7};
 
 [[nodiscard]] std::string_view kind_name(SequenceKind kind);
 [[nodiscard]] std::optional<SequenceKind> parse_kind(std::string_view name);
@@ -17,6 +22,14 @@ enum class SequenceKind { kTicket, kGapless, kSnowflake };
 /// Largest value a sequence issues unless configured otherwise: INT64_MAX, so that drivers that
 /// read BIGINT into a signed 64-bit integer (Java long, Go int64) never see a negative ID.
 inline constexpr std::uint64_t kDefaultMaxValue = std::numeric_limits<std::int64_t>::max();
+
+/// One limit per concept, whichever front end or config file a value comes from.
+/// increment and offset: MySQL's auto_increment_increment range.
+inline constexpr std::uint64_t kMaxIncrement = 65535;
+/// Values reserved by one durable write.
+inline constexpr std::uint64_t kMaxCache = 1000000000;
+/// IDs one call may take: HTTP `next` and blocks, MySQL multi-row REPLACE and `NEXT n VALUES`.
+inline constexpr std::uint64_t kMaxIdsPerCall = 100000;
 
 /// The definition of one sequence. Values of a ticket sequence are the numbers v with
 /// start <= v <= max_value and v ≡ offset (mod increment), as MySQL's auto_increment_increment /

@@ -61,6 +61,14 @@ std::optional<Block> TicketSequence::try_take(std::uint64_t count) {
 }
 
 void TicketSequence::take(std::uint64_t count, BlockCallback done) {
+  take_impl(count, {}, std::move(done));
+}
+
+void TicketSequence::take_recorded(std::uint64_t count, BlockRecorder record, BlockCallback done) {
+  take_impl(count, std::move(record), std::move(done));
+}
+
+void TicketSequence::take_impl(std::uint64_t count, BlockRecorder record, BlockCallback done) {
   if (count == 0) {
     done(Error{TicketErrc::kInvalidArgument, "count must be at least 1"});
     return;
@@ -73,18 +81,40 @@ void TicketSequence::take(std::uint64_t count, BlockCallback done) {
   }
   // Fast path: nobody queued and the values are already covered by a synced ceiling.
   if (waiters_.empty() && fits_locked(count)) {
-    Block b = issue_locked(count);
-    maybe_prefetch_locked(lock);
-    lock.unlock();
-    done(b);
-    return;
+    if (!record) {
+      Block b = issue_locked(count);
+      maybe_prefetch_locked(lock);
+      lock.unlock();
+      done(b);
+      return;
+    }
+    if (write_in_flight_) {
+      // A prefetch is landing: the block is under the ceiling already, so its record is the
+      // only thing to write, in a commit of its own (group commit shares the sync).
+      const Block b = issue_locked(count);
+      std::vector<Mutation> mutations;
+      mutations.push_back(record(b));
+      lock.unlock();
+      committer_.submit(
+          std::move(mutations),
+          [self = shared_from_this(), b, done = std::move(done)](const DetailedResult<void>& r) {
+            if (r.has_error()) {
+              done(Error{TicketErrc::kStorageFailed, "durable write for sequence '" + self->name_ +
+                                                         "' failed: " + r.error().message});
+              return;
+            }
+            done(b);
+          });
+      return;
+    }
+    // Otherwise the record rides in a write of its own that also moves the ceiling ahead.
   }
   if (exceeds_max_locked(count)) {
     lock.unlock();
     done(exhausted_error());
     return;
   }
-  enqueue_locked(Waiter{count, std::move(done)}, lock);
+  enqueue_locked(Waiter{count, std::move(done), std::move(record)}, lock);
 }
 
 void TicketSequence::advance_to(std::uint64_t value, BlockCallback done) {
@@ -168,13 +198,34 @@ void TicketSequence::maybe_prefetch_locked(std::unique_lock<std::mutex>& lock) {
 }
 
 void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
-  // One write covers every waiter, plus `cache` values beyond the first of them that takes any.
-  // With no waiter it is a prefetch: `cache` values above the current ceiling.
-  std::uint64_t total = 0;
-  for (const auto& w : waiters_) total += w.count;
-  u128 needed = total == 0 ? next_ - 1 : next_ + u128{total - 1} * spec_.increment;
+  // Every waiter queued now is answered by this write, so its values are taken now, in queue
+  // order: a waiter's record (a lease) can then go into the same atomic write as the ceiling
+  // that covers it. The write covers every waiter, plus `cache` values beyond the last of them
+  // that takes any. With no waiter it is a prefetch: `cache` values above the current ceiling.
+  std::vector<Mutation> mutations;
+  mutations.emplace_back();  // the sequence record, filled in below
+  bool took_values = false;
+  const u128 before = next_;
+  u128 needed = next_ - 1;
+  for (auto& w : waiters_) {
+    w.assigned = true;
+    if (w.count == 0) {
+      w.block = Block{static_cast<std::uint64_t>(std::min<u128>(next_, ~std::uint64_t{0})),
+                      spec_.increment, 0};
+      needed = std::max(needed, next_ - 1);
+      continue;
+    }
+    if (exceeds_max_locked(w.count)) {
+      w.exhausted = true;
+      continue;
+    }
+    w.block = issue_locked(w.count);
+    took_values = true;
+    needed = std::max<u128>(needed, w.block.last());
+    if (w.record) mutations.push_back(w.record(w.block));
+  }
   u128 target = needed;
-  if (total > 0) target += u128{spec_.cache - 1} * spec_.increment;
+  if (took_values) target += u128{spec_.cache - 1} * spec_.increment;
   if (waiters_.empty()) target = u128{highest_target_} + u128{spec_.cache} * spec_.increment;
   target = std::min<u128>(target, spec_.max_value);
   target = std::max<u128>(target, highest_target_);
@@ -182,8 +233,8 @@ void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
   highest_target_ = ceiling;
   write_in_flight_ = true;
   spec_dirty_ = false;
-  std::vector<Mutation> mutations;
-  mutations.push_back(Mutation{sequence_key(name_), encode_record(SequenceRecord{spec_, ceiling})});
+  rollback_next_ = took_values ? std::optional<u128>(before) : std::nullopt;
+  mutations.front() = Mutation{sequence_key(name_), encode_record(SequenceRecord{spec_, ceiling})};
   lock.unlock();
   committer_.submit(std::move(mutations),
                     [self = shared_from_this(), ceiling](const DetailedResult<void>& r) {
@@ -197,6 +248,8 @@ void TicketSequence::on_written(std::uint64_t target, const DetailedResult<void>
   {
     std::unique_lock lock(mutex_);
     write_in_flight_ = false;
+    const auto rollback = rollback_next_;
+    rollback_next_.reset();
     if (result.has_error()) {
       // Nothing above the old durable ceiling may leak: every waiter fails.
       Error e{TicketErrc::kStorageFailed,
@@ -204,6 +257,12 @@ void TicketSequence::on_written(std::uint64_t target, const DetailedResult<void>
       for (auto& w : waiters_) completions.emplace_back(std::move(w.done), e);
       waiters_.clear();
       highest_target_ = durable_ceiling_;
+      // The values taken for this write were never handed out (nothing is while assigned
+      // waiters are queued): issuance continues with them.
+      if (rollback) {
+        next_ = align_up(std::max<u128>(*rollback, u128{durable_ceiling_} + 1), spec_.increment,
+                         spec_.offset);
+      }
     } else {
       durable_ceiling_ = std::max(durable_ceiling_, target);
       while (!waiters_.empty()) {
@@ -212,9 +271,17 @@ void TicketSequence::on_written(std::uint64_t target, const DetailedResult<void>
           completions.emplace_back(
               std::move(w.done),
               Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
+        } else if (w.assigned) {
+          if (w.exhausted) {
+            completions.emplace_back(std::move(w.done), exhausted_error());
+          } else {
+            completions.emplace_back(std::move(w.done), w.block);
+          }
         } else if (w.count > 0 && exceeds_max_locked(w.count)) {
           completions.emplace_back(std::move(w.done), exhausted_error());
-        } else if (fits_locked(w.count)) {
+        } else if (!w.record && fits_locked(w.count)) {
+          // Queued while the write was in flight and covered by it. A waiter with a record
+          // is never answered here: its record goes into the next write.
           if (w.count == 0) {
             completions.emplace_back(
                 std::move(w.done),

@@ -16,6 +16,9 @@
 namespace ticketd {
 
 using BlockCallback = std::function<void(DetailedResult<Block>)>;
+/// Builds a record of a block that must land in the same atomic write as the ceiling that
+/// covers it (a hi-lo lease record). Called once, under the sequence's lock: it must be short.
+using BlockRecorder = std::function<Mutation(const Block&)>;
 
 /// Smallest value >= v that is ≡ offset (mod increment); may exceed 2^64-1, hence 128 bits.
 [[nodiscard]] unsigned __int128 align_up(unsigned __int128 v, std::uint64_t increment,
@@ -51,6 +54,12 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
 
   /// `count` consecutive values of the sequence (count >= 1), as one Block.
   void take(std::uint64_t count, BlockCallback done);
+  /// Like take(), and `record(block)` is written in the same atomic commit as the ceiling that
+  /// covers the block (or alone, when the block is already under a synced ceiling and another
+  /// write is in flight): `done` gets the block only once both are durable, so a block is never
+  /// handed out unrecorded and a leased block that passes the ceiling costs one synced write.
+  /// If that write fails the block's values are never handed out.
+  void take_recorded(std::uint64_t count, BlockRecorder record, BlockCallback done);
   /// The cached path alone: the Block when it is already covered by the durable ceiling (and no
   /// one is queued), nullopt when the caller must use take(). No allocation, no callback.
   [[nodiscard]] std::optional<Block> try_take(std::uint64_t count);
@@ -74,6 +83,12 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   struct Waiter {
     std::uint64_t count;  // 0: only needs the ceiling to cover an advance
     BlockCallback done;
+    BlockRecorder record;  // empty for a plain take
+    // Set when the write that answers this waiter was submitted: its values were taken then
+    // (so a record could go into that write), and it completes with that write's result.
+    bool assigned = false;
+    bool exhausted = false;  // assigned, but the block would pass max_value
+    Block block{};
   };
   using Completion = std::pair<BlockCallback, DetailedResult<Block>>;
 
@@ -82,6 +97,7 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   [[nodiscard]] Block issue_locked(std::uint64_t count);
   [[nodiscard]] bool exceeds_max_locked(std::uint64_t count) const;
   void enqueue_locked(Waiter w, std::unique_lock<std::mutex>& lock);
+  void take_impl(std::uint64_t count, BlockRecorder record, BlockCallback done);
   void start_write_locked(std::unique_lock<std::mutex>& lock);
   void maybe_prefetch_locked(std::unique_lock<std::mutex>& lock);
   void on_written(std::uint64_t target, const DetailedResult<void>& result);
@@ -98,6 +114,9 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   std::uint64_t durable_ceiling_ = 0;  // highest value a synced commit allows
   std::uint64_t highest_target_ = 0;   // highest ceiling submitted (durable or in flight)
   bool write_in_flight_ = false;
+  // With assigned blocks in the write in flight: the next value before they were taken, to
+  // return to if the write fails (nothing else is handed out while they wait).
+  std::optional<unsigned __int128> rollback_next_;
   bool spec_dirty_ = false;  // spec changed: the next write must carry it
   bool dropped_ = false;
   std::deque<Waiter> waiters_;

@@ -3,13 +3,27 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <iterator>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 
 #include "server/base/log.h"
 #include "server/core/ticket_errc.h"
 
 namespace ticketd {
+
+using u128 = unsigned __int128;
+
+namespace {
+
+// The variant's alternatives are in SequenceKind's order.
+static_assert(std::variant_size_v<SequenceHandle> == std::size(kAllSequenceKinds));
+SequenceKind kind_of_handle(const SequenceHandle& h) {
+  return static_cast<SequenceKind>(h.index());
+}
+
+}  // namespace
 
 TicketService::TicketService(CounterStore& store, GroupCommitter& committer)
     : store_(store), committer_(committer) {}
@@ -18,11 +32,23 @@ Error TicketService::unknown(std::string_view name) {
   return Error{TicketErrc::kUnknownSequence, "sequence '" + std::string(name) + "' does not exist"};
 }
 
+void TicketService::enable_runtime_kinds(RuntimeKinds kinds) { runtime_ = std::move(kinds); }
+
 DetailedResult<void> TicketService::load() {
   auto records = store_.scan(kSequencePrefix);
   if (!records) return records.error();
   auto tombs = store_.scan(kTombstonePrefix);
   if (!tombs) return tombs.error();
+  auto definitions = store_.scan(kDefinitionPrefix);
+  if (!definitions) return definitions.error();
+  std::vector<SequenceDefinition> others;
+  for (auto& [key, value] : *definitions) {
+    auto name = key.substr(kDefinitionPrefix.size());
+    auto d = decode_definition(name, value);
+    if (!d)
+      return Error{StorageErrc::kCorruption, "cannot decode the definition of '" + name + "'"};
+    others.push_back(std::move(*d));
+  }
   std::unique_lock lock(mutex_);
   for (auto& [key, value] : *records) {
     auto name = key.substr(kSequencePrefix.size());
@@ -40,7 +66,79 @@ DetailedResult<void> TicketService::load() {
     }
     tombstones_[name] = *ceiling;
   }
+  lock.unlock();
+  for (auto& d : others) {
+    const std::string name = d.spec.name;
+    {
+      std::unique_lock l(mutex_);
+      defined_[name] = true;
+      if (sequences_.contains(name)) {
+        return Error{StorageErrc::kCorruption,
+                     "'" + name + "' is stored both as a ticket sequence and as kind " +
+                         std::string(kind_name(d.spec.kind))};
+      }
+    }
+    if (d.spec.kind == SequenceKind::kSnowflake) {
+      stored_snowflakes_.push_back(std::move(d));
+      continue;
+    }
+    auto handle = open_definition(d);
+    if (!handle) {
+      return Error{handle.error().code,
+                   "stored sequence '" + name + "': " + handle.error().message};
+    }
+    std::unique_lock l(mutex_);
+    sequences_[name] = std::move(*handle);
+  }
   return {};
+}
+
+DetailedResult<void> TicketService::open_stored_snowflakes() {
+  for (const auto& d : stored_snowflakes_) {
+    if (find_snowflake(d.spec.name)) continue;  // configured: the config's generator serves
+    auto handle = open_definition(d);
+    if (!handle) {
+      return Error{handle.error().code,
+                   "stored sequence '" + d.spec.name + "': " + handle.error().message};
+    }
+    std::unique_lock l(mutex_);
+    sequences_[d.spec.name] = std::move(*handle);
+  }
+  stored_snowflakes_.clear();
+  return {};
+}
+
+DetailedResult<SequenceHandle> TicketService::open_definition(const SequenceDefinition& d) {
+  if (runtime_.clock == nullptr) {
+    return Error{
+        TicketErrc::kInvalidArgument,
+        "sequences of kind " + std::string(kind_name(d.spec.kind)) + " cannot be created here"};
+  }
+  switch (d.spec.kind) {
+    case SequenceKind::kGapless: {
+      auto g = GaplessSequence::open(d.spec, d.gapless, store_, committer_, *runtime_.clock);
+      if (!g) return g.error();
+      return SequenceHandle{std::move(*g)};
+    }
+    case SequenceKind::kUuidV7:
+      return SequenceHandle{std::make_shared<UuidV7Generator>(*runtime_.clock)};
+    case SequenceKind::kSnowflake: {
+      if (!runtime_.open_snowflake) {
+        return Error{TicketErrc::kInvalidArgument,
+                     "Snowflake sequences cannot be created here: the storage engine or the "
+                     "worker ID source does not allow it"};
+      }
+      auto g = runtime_.open_snowflake(d.spec.name);
+      if (!g) return g.error();
+      std::unique_lock l(mutex_);
+      retries_ = runtime_.background;
+      clock_ = runtime_.clock;
+      return SequenceHandle{std::move(*g)};
+    }
+    case SequenceKind::kTicket:
+      break;
+  }
+  return Error{TicketErrc::kInvalidArgument, "not a definition"};
 }
 
 DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec) {
@@ -85,22 +183,127 @@ DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec) 
   return {};
 }
 
-void TicketService::create(const SequenceSpec& spec, CreateOptions options, DoneCallback done) {
+std::optional<Error> TicketService::claim_ddl_locked(const std::string& name) {
+  if (ddl_in_flight_.contains(name)) {
+    return Error{TicketErrc::kRetryLater,
+                 "another create or drop of '" + name + "' is in progress"};
+  }
+  ddl_in_flight_[name] = true;
+  return std::nullopt;
+}
+
+void TicketService::create(const SequenceDefinition& definition, CreateOptions options,
+                           DoneCallback done) {
+  const auto& spec = definition.spec;
   if (auto problem = validate(spec); !problem.empty()) {
     done(Error{TicketErrc::kInvalidArgument, "sequence '" + spec.name + "': " + problem});
     return;
   }
+  {
+    std::unique_lock lock(mutex_);
+    if (auto it = sequences_.find(spec.name); it != sequences_.end()) {
+      const auto existing = kind_of_handle(it->second);
+      lock.unlock();
+      if (options.if_not_exists && existing == spec.kind) {
+        done({});
+      } else if (existing == spec.kind) {
+        done(Error{TicketErrc::kAlreadyExists, "sequence '" + spec.name + "' already exists"});
+      } else {
+        done(Error{TicketErrc::kAlreadyExists, "sequence '" + spec.name +
+                                                   "' already exists (of kind " +
+                                                   std::string(kind_name(existing)) + ")"});
+      }
+      return;
+    }
+  }
+  if (spec.kind == SequenceKind::kTicket) {
+    create_ticket(spec, options, std::move(done));
+    return;
+  }
+  if (runtime_.background == nullptr || runtime_.clock == nullptr) {
+    done(Error{
+        TicketErrc::kInvalidArgument,
+        "sequences of kind " + std::string(kind_name(spec.kind)) + " cannot be created here"});
+    return;
+  }
+  {
+    std::unique_lock lock(mutex_);
+    if (auto busy = claim_ddl_locked(spec.name)) {
+      lock.unlock();
+      done(*busy);
+      return;
+    }
+  }
+  // Opening reads the sequence's stored state (gapless) or writes a high-water mark
+  // (Snowflake): blocking work, so it runs on the background thread, never the caller's.
+  runtime_.background->after(std::chrono::milliseconds(0),
+                             [this, definition, options, done = std::move(done)]() mutable {
+                               auto r = create_other(std::move(definition), options.force);
+                               done(std::move(r));
+                             });
+}
+
+DetailedResult<void> TicketService::create_other(SequenceDefinition d, bool force) {
+  const std::string name = d.spec.name;
+  std::optional<std::uint64_t> tomb;
+  {
+    std::shared_lock lock(mutex_);
+    if (auto t = tombstones_.find(name); t != tombstones_.end()) tomb = t->second;
+  }
+  auto handle = open_definition(d);
+  // A gapless sequence is a counter: it starts above anything its name issued before. With
+  // stored state of its own (dropped and created again) it continues that run; otherwise (the
+  // tombstone of a ticket sequence, say) it starts above the tombstone.
+  if (handle && d.spec.kind == SequenceKind::kGapless && tomb && !force) {
+    auto& g = std::get<std::shared_ptr<GaplessSequence>>(*handle);
+    const auto high = g->audit(0).high;
+    if (!high && d.spec.start <= *tomb) {
+      const auto above = align_up(u128{*tomb} + 1, d.spec.increment, d.spec.offset);
+      if (above > d.spec.max_value) {
+        handle = Error{TicketErrc::kInvalidArgument,
+                       "its tombstone " + std::to_string(*tomb) + " leaves no value to issue"};
+      } else {
+        log::info("sequence '" + name + "': created above its tombstone ceiling " +
+                  std::to_string(*tomb));
+        d.spec.start = static_cast<std::uint64_t>(above);
+        handle = open_definition(d);
+      }
+    } else if (high && *high < *tomb) {
+      // The name issued values above this run after it was dropped (as another kind).
+      handle = Error{TicketErrc::kInvalidArgument,
+                     "its stored gapless run ends at " + std::to_string(*high) +
+                         ", below its tombstone " + std::to_string(*tomb) +
+                         ": continuing it could issue a value twice"};
+    }
+  }
+  DetailedResult<void> written;
+  if (handle) {
+    std::vector<Mutation> mutations;
+    mutations.push_back(Mutation{definition_key(name), encode_definition(d)});
+    if (d.spec.kind == SequenceKind::kGapless) {
+      mutations.push_back(Mutation{tombstone_key(name), std::nullopt});
+    }
+    written = commit_and_wait(committer_, std::move(mutations));
+  }
+  std::unique_lock lock(mutex_);
+  ddl_in_flight_.erase(name);
+  if (!handle)
+    return Error{handle.error().code, "sequence '" + name + "': " + handle.error().message};
+  if (!written) return written.error();
+  if (d.spec.kind == SequenceKind::kGapless) tombstones_.erase(name);
+  defined_[name] = true;
+  sequences_[name] = std::move(*handle);
+  lock.unlock();
+  log::info("sequence '" + name + "' created (" + std::string(kind_name(d.spec.kind)) + ")");
+  return {};
+}
+
+void TicketService::create_ticket(const SequenceSpec& spec, CreateOptions options,
+                                  DoneCallback done) {
   std::uint64_t ceiling = spec.start - 1;
   {
     std::unique_lock lock(mutex_);
-    if (snowflakes_.contains(spec.name) || uuidv7s_.contains(spec.name) ||
-        gapless_.contains(spec.name)) {
-      lock.unlock();
-      done(Error{TicketErrc::kAlreadyExists,
-                 "sequence '" + spec.name + "' already exists (configured, of another kind)"});
-      return;
-    }
-    if (sequences_.contains(spec.name)) {
+    if (sequences_.contains(spec.name)) {  // created meanwhile
       lock.unlock();
       if (options.if_not_exists) {
         done({});
@@ -109,13 +312,11 @@ void TicketService::create(const SequenceSpec& spec, CreateOptions options, Done
       }
       return;
     }
-    if (ddl_in_flight_.contains(spec.name)) {
+    if (auto busy = claim_ddl_locked(spec.name)) {
       lock.unlock();
-      done(Error{TicketErrc::kRetryLater,
-                 "another create or drop of '" + spec.name + "' is in progress"});
+      done(*busy);
       return;
     }
-    ddl_in_flight_[spec.name] = true;
     if (auto t = tombstones_.find(spec.name); t != tombstones_.end()) {
       if (options.force) {
         log::warn("sequence '" + spec.name + "': forced re-create ignores the tombstone ceiling " +
@@ -152,138 +353,276 @@ void TicketService::create(const SequenceSpec& spec, CreateOptions options, Done
 }
 
 void TicketService::drop(std::string_view name, DoneCallback done) {
-  std::shared_ptr<TicketSequence> seq;
+  const std::string n(name);
+  SequenceHandle handle;
+  bool defined = false;
   {
     std::unique_lock lock(mutex_);
-    auto it = sequences_.find(std::string(name));
+    auto it = sequences_.find(name);
     if (it == sequences_.end()) {
-      const bool configured = gapless_.contains(name) || snowflakes_.contains(std::string(name));
       lock.unlock();
-      if (configured) {
-        done(Error{TicketErrc::kWrongKind, "sequence '" + std::string(name) +
-                                               "' is configured (gapless or Snowflake): remove "
-                                               "it from the config file instead"});
-        return;
-      }
       done(unknown(name));
       return;
     }
-    seq = it->second;
-    sequences_.erase(it);
-    ddl_in_flight_[std::string(name)] = true;
-  }
-  const SequenceInfo before = seq->info();
-  const std::uint64_t ceiling = seq->mark_dropped();
-  std::vector<Mutation> mutations;
-  mutations.push_back(Mutation{sequence_key(name), std::nullopt});
-  mutations.push_back(Mutation{tombstone_key(name), encode_tombstone(ceiling)});
-  committer_.submit(std::move(mutations), [this, before, ceiling, done = std::move(done)](
-                                              const DetailedResult<void>& r) mutable {
-    const auto& n = before.spec.name;
-    {
-      std::unique_lock lock(mutex_);
-      ddl_in_flight_.erase(n);
-      if (r) {
-        tombstones_[n] = ceiling;
-      } else {
-        // The drop did not land: the sequence is still on disk. Bring it back, resuming above
-        // the last ceiling known durable.
-        sequences_[n] = std::make_shared<TicketSequence>(
-            SequenceRecord{before.spec, before.durable_ceiling}, committer_);
-      }
+    if (auto busy = claim_ddl_locked(n)) {
+      lock.unlock();
+      done(*busy);
+      return;
     }
-    if (r) log::info("sequence '" + n + "' dropped; tombstone ceiling " + std::to_string(ceiling));
-    done(r);
-  });
+    handle = it->second;
+    sequences_.erase(it);
+    defined = defined_.contains(n);
+  }
+  // What the tombstone must cover: the highest value the sequence may have issued.
+  std::optional<std::uint64_t> ceiling;
+  std::optional<SequenceInfo> ticket_before;
+  if (auto* t = std::get_if<std::shared_ptr<TicketSequence>>(&handle)) {
+    ticket_before = (*t)->info();
+    ceiling = (*t)->mark_dropped();
+  } else if (auto* g = std::get_if<std::shared_ptr<GaplessSequence>>(&handle)) {
+    const auto audit = (*g)->audit(0);
+    ceiling = audit.high.value_or((*g)->spec().start - 1);
+  } else if (auto* sf = std::get_if<std::shared_ptr<SnowflakeGenerator>>(&handle)) {
+    // Its high-water mark stays in the store (a new Snowflake sequence of the name starts
+    // after it); the tombstone keeps a counter of that name above every ID it may have used.
+    const auto& layout = (*sf)->layout();
+    const auto stats = (*sf)->stats();
+    const auto tick =
+        std::clamp<std::int64_t>(layout.tick_of(std::max(stats.hwm_unix_ms, stats.last_id_unix_ms)),
+                                 0, static_cast<std::int64_t>(layout.max_ticks()));
+    ceiling = layout.compose(static_cast<std::uint64_t>(tick), layout.max_worker(),
+                             layout.max_sequence());
+  }
+  std::vector<Mutation> mutations;
+  if (ticket_before) mutations.push_back(Mutation{sequence_key(name), std::nullopt});
+  if (defined) mutations.push_back(Mutation{definition_key(name), std::nullopt});
+  if (ceiling) mutations.push_back(Mutation{tombstone_key(name), encode_tombstone(*ceiling)});
+  committer_.submit(
+      std::move(mutations), [this, n, handle, defined, ceiling, ticket_before,
+                             done = std::move(done)](const DetailedResult<void>& r) mutable {
+        {
+          std::unique_lock lock(mutex_);
+          ddl_in_flight_.erase(n);
+          if (r) {
+            if (ceiling) tombstones_[n] = *ceiling;
+            defined_.erase(n);
+          } else if (ticket_before) {
+            // The drop did not land: the sequence is still on disk. Bring it back, resuming above
+            // the last ceiling known durable.
+            sequences_[n] = std::make_shared<TicketSequence>(
+                SequenceRecord{ticket_before->spec, ticket_before->durable_ceiling}, committer_);
+          } else {
+            sequences_[n] = handle;
+          }
+        }
+        if (r) {
+          log::info("sequence '" + n + "' dropped" +
+                    (ceiling ? "; tombstone ceiling " + std::to_string(*ceiling) : std::string()));
+        }
+        done(r);
+      });
+}
+
+std::optional<Error> TicketService::check_count(std::uint64_t count) {
+  if (count >= 1 && count <= kMaxIdsPerCall) return std::nullopt;
+  return Error{TicketErrc::kInvalidArgument,
+               "count must be 1.." + std::to_string(kMaxIdsPerCall) + " IDs per call"};
 }
 
 void TicketService::next(std::string_view name, std::uint64_t count, BlockCallback done) {
-  auto seq = find(name);
-  if (!seq) {
-    if (auto sf = find_snowflake(name)) {
-      next_snowflake(std::move(sf), count, std::move(done), 0);
-      return;
-    }
-    if (auto g = find_gapless(name)) {
-      if (count != 1) {
-        done(Error{TicketErrc::kWrongKind, "sequence '" + g->spec().name +
-                                               "' is a gapless sequence: it issues one number per "
-                                               "call, blocks are refused"});
-        return;
-      }
-      const auto step = g->spec().increment;
-      g->take("autocommit", [done = std::move(done), step](DetailedResult<Reservation> r) {
-        if (!r) return done(r.error());
-        done(Block{r->number, step, 1});
-      });
-      return;
-    }
-    if (find_uuidv7(name) != nullptr) {
-      done(Error{TicketErrc::kWrongKind,
-                 "sequence '" + std::string(name) +
-                     "' is a uuidv7 sequence: its IDs are UUIDs, not integers; use SELECT "
-                     "UUID_V7() over MySQL, or POST /v1/sequences/" +
-                     std::string(name) + "/next over HTTP"});
-      return;
-    }
-    done(unknown(name));
+  if (auto bad = check_count(count)) return done(*bad);
+  auto handle = find_any(name);
+  if (!handle) return done(unknown(name));
+  if (auto* t = std::get_if<std::shared_ptr<TicketSequence>>(&*handle)) {
+    (*t)->take(count, std::move(done));
     return;
   }
-  seq->take(count, std::move(done));
+  if (auto* sf = std::get_if<std::shared_ptr<SnowflakeGenerator>>(&*handle)) {
+    next_snowflake(std::move(*sf), count, std::move(done), 0);
+    return;
+  }
+  if (auto* g = std::get_if<std::shared_ptr<GaplessSequence>>(&*handle)) {
+    if (count != 1) return done(not_a_ticket_sequence(name));
+    const auto step = (*g)->spec().increment;
+    (*g)->take("autocommit", [done = std::move(done), step](DetailedResult<Reservation> r) {
+      if (!r) return done(r.error());
+      done(Block{r->number, step, 1});
+    });
+    return;
+  }
+  done(Error{TicketErrc::kWrongKind,
+             "sequence '" + std::string(name) +
+                 "' is a uuidv7 sequence: its IDs are UUIDs, not integers; use SELECT "
+                 "UUID_V7() over MySQL, or POST /v1/sequences/" +
+                 std::string(name) + "/next over HTTP"});
 }
 
-void TicketService::add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
-                                  RetryScheduler& retries, const Clock& clock) {
+DetailedResult<void> TicketService::add_configured(const std::string& name, SequenceHandle handle) {
   std::unique_lock lock(mutex_);
-  retries_ = &retries;
-  clock_ = &clock;
-  snowflakes_[generator->name()] = std::move(generator);
+  if (auto it = sequences_.find(name); it != sequences_.end()) {
+    const auto stored = kind_of_handle(it->second);
+    if (stored != kind_of_handle(handle)) {
+      return Error{TicketErrc::kAlreadyExists, "a sequence '" + name + "' of kind " +
+                                                   std::string(kind_name(stored)) +
+                                                   " is stored; the config says kind " +
+                                                   std::string(kind_name(kind_of_handle(handle)))};
+    }
+  }
+  sequences_[name] = std::move(handle);
+  return {};
 }
 
-void TicketService::add_gapless(std::shared_ptr<GaplessSequence> sequence) {
-  std::unique_lock lock(mutex_);
+DetailedResult<void> TicketService::add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
+                                                  RetryScheduler& retries, const Clock& clock) {
+  {
+    std::unique_lock lock(mutex_);
+    retries_ = &retries;
+    clock_ = &clock;
+  }
+  const std::string name = generator->name();
+  return add_configured(name, std::move(generator));
+}
+
+DetailedResult<void> TicketService::add_gapless(std::shared_ptr<GaplessSequence> sequence) {
   const std::string name = sequence->spec().name;
-  gapless_[name] = std::move(sequence);
+  return add_configured(name, std::move(sequence));
+}
+
+DetailedResult<void> TicketService::add_uuidv7(std::string name,
+                                               std::shared_ptr<UuidV7Generator> generator) {
+  return add_configured(name, std::move(generator));
+}
+
+std::optional<SequenceHandle> TicketService::find_any(std::string_view name) const {
+  std::shared_lock lock(mutex_);
+  auto it = sequences_.find(name);
+  if (it == sequences_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<SequenceKind> TicketService::kind_of(std::string_view name) const {
+  std::shared_lock lock(mutex_);
+  auto it = sequences_.find(name);
+  if (it == sequences_.end()) return std::nullopt;
+  return kind_of_handle(it->second);
+}
+
+namespace {
+
+template <class T>
+std::shared_ptr<T> find_as(const std::optional<SequenceHandle>& h) {
+  if (!h) return nullptr;
+  auto* p = std::get_if<std::shared_ptr<T>>(&*h);
+  return p == nullptr ? nullptr : *p;
+}
+
+}  // namespace
+
+std::shared_ptr<TicketSequence> TicketService::find(std::string_view name) const {
+  std::shared_lock lock(mutex_);
+  auto it = sequences_.find(name);
+  if (it == sequences_.end()) return nullptr;
+  auto* p = std::get_if<std::shared_ptr<TicketSequence>>(&it->second);
+  return p == nullptr ? nullptr : *p;
 }
 
 std::shared_ptr<GaplessSequence> TicketService::find_gapless(std::string_view name) const {
-  std::shared_lock lock(mutex_);
-  if (gapless_.empty()) return nullptr;
-  auto it = gapless_.find(name);
-  return it == gapless_.end() ? nullptr : it->second;
+  return find_as<GaplessSequence>(find_any(name));
 }
+
+std::shared_ptr<SnowflakeGenerator> TicketService::find_snowflake(std::string_view name) const {
+  return find_as<SnowflakeGenerator>(find_any(name));
+}
+
+std::shared_ptr<UuidV7Generator> TicketService::find_uuidv7(std::string_view name) const {
+  return find_as<UuidV7Generator>(find_any(name));
+}
+
+namespace {
+
+template <class T>
+std::vector<std::pair<std::string, std::shared_ptr<T>>> all_of(const auto& sequences) {
+  std::vector<std::pair<std::string, std::shared_ptr<T>>> out;
+  for (const auto& [name, h] : sequences) {
+    if (auto* p = std::get_if<std::shared_ptr<T>>(&h)) out.emplace_back(name, *p);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+}  // namespace
 
 std::vector<std::shared_ptr<GaplessSequence>> TicketService::gapless() const {
   std::shared_lock lock(mutex_);
   std::vector<std::shared_ptr<GaplessSequence>> out;
-  for (const auto& [_, g] : gapless_) out.push_back(g);
+  for (auto& [_, g] : all_of<GaplessSequence>(sequences_)) out.push_back(std::move(g));
   return out;
-}
-
-std::shared_ptr<SnowflakeGenerator> TicketService::find_snowflake(std::string_view name) const {
-  std::shared_lock lock(mutex_);
-  if (snowflakes_.empty()) return nullptr;
-  auto it = snowflakes_.find(std::string(name));
-  return it == snowflakes_.end() ? nullptr : it->second;
-}
-
-void TicketService::add_uuidv7(std::string name, std::shared_ptr<UuidV7Generator> generator) {
-  std::unique_lock lock(mutex_);
-  uuidv7s_[std::move(name)] = std::move(generator);
-}
-
-std::shared_ptr<UuidV7Generator> TicketService::find_uuidv7(std::string_view name) const {
-  std::shared_lock lock(mutex_);
-  if (uuidv7s_.empty()) return nullptr;
-  auto it = uuidv7s_.find(name);
-  return it == uuidv7s_.end() ? nullptr : it->second;
 }
 
 std::vector<std::shared_ptr<SnowflakeGenerator>> TicketService::snowflakes() const {
   std::shared_lock lock(mutex_);
   std::vector<std::shared_ptr<SnowflakeGenerator>> out;
-  for (const auto& [_, g] : snowflakes_) out.push_back(g);
+  for (auto& [_, g] : all_of<SnowflakeGenerator>(sequences_)) out.push_back(std::move(g));
   return out;
+}
+
+std::vector<SequenceInfo> TicketService::list() const {
+  std::vector<std::pair<std::string, std::shared_ptr<TicketSequence>>> all;
+  {
+    std::shared_lock lock(mutex_);
+    all = all_of<TicketSequence>(sequences_);
+  }
+  std::vector<SequenceInfo> out;
+  out.reserve(all.size());
+  for (const auto& [_, s] : all) out.push_back(s->info());
+  return out;
+}
+
+SequenceDescription TicketService::describe_handle(const std::string& name,
+                                                   const SequenceHandle& handle) const {
+  SequenceDescription d;
+  d.spec.name = name;
+  d.spec.kind = kind_of_handle(handle);
+  std::visit(
+      [&](const auto& p) {
+        using T = typename std::decay_t<decltype(p)>::element_type;
+        if constexpr (std::is_same_v<T, TicketSequence>) {
+          d.ticket = p->info();
+          d.spec = d.ticket->spec;
+        } else if constexpr (std::is_same_v<T, GaplessSequence>) {
+          const auto audit = p->audit(0);
+          d.spec = p->spec();
+          d.spec.kind = SequenceKind::kGapless;
+          d.gapless = SequenceDescription::Gapless{p->options(), p->next_value(),
+                                                   audit.committed_through, audit.pending.size()};
+        } else if constexpr (std::is_same_v<T, SnowflakeGenerator>) {
+          d.snowflake = SequenceDescription::Snowflake{p->layout(), p->worker_id(), p->policy(),
+                                                       p->stats().issued};
+        } else {
+          d.uuids_issued = p->stats().issued;
+        }
+      },
+      handle);
+  return d;
+}
+
+std::vector<SequenceDescription> TicketService::describe_all() const {
+  std::vector<std::pair<std::string, SequenceHandle>> all;
+  {
+    std::shared_lock lock(mutex_);
+    all.assign(sequences_.begin(), sequences_.end());
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<SequenceDescription> out;
+  out.reserve(all.size());
+  for (const auto& [name, h] : all) out.push_back(describe_handle(name, h));
+  return out;
+}
+
+std::optional<SequenceDescription> TicketService::describe(std::string_view name) const {
+  auto h = find_any(name);
+  if (!h) return std::nullopt;
+  return describe_handle(std::string(name), *h);
 }
 
 void TicketService::next_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
@@ -320,6 +659,40 @@ void TicketService::next_snowflake(std::shared_ptr<SnowflakeGenerator> generator
   done(r.error);
 }
 
+Error TicketService::not_a_ticket_sequence(std::string_view name) const {
+  const auto kind = kind_of(name);
+  if (!kind) return unknown(name);
+  const std::string n(name);
+  switch (*kind) {
+    case SequenceKind::kSnowflake:
+      return Error{TicketErrc::kWrongKind, "sequence '" + n +
+                                               "' is a Snowflake sequence: it issues one ID per "
+                                               "call, blocks are refused"};
+    case SequenceKind::kGapless:
+      return Error{TicketErrc::kWrongKind, "sequence '" + n +
+                                               "' is a gapless sequence: it issues one number "
+                                               "per call, blocks are refused"};
+    case SequenceKind::kUuidV7:
+      return Error{TicketErrc::kWrongKind, "sequence '" + n +
+                                               "' is a uuidv7 sequence: its IDs are UUIDs, "
+                                               "blocks are refused"};
+    case SequenceKind::kTicket:
+      break;
+  }
+  return unknown(name);
+}
+
+void TicketService::next_recorded(std::string_view name, std::uint64_t count, BlockRecorder record,
+                                  BlockCallback done) {
+  if (auto bad = check_count(count)) return done(*bad);
+  auto seq = find(name);
+  if (!seq) {
+    done(not_a_ticket_sequence(name));
+    return;
+  }
+  seq->take_recorded(count, std::move(record), std::move(done));
+}
+
 void TicketService::advance_to(std::string_view name, std::uint64_t value, BlockCallback done) {
   auto seq = find(name);
   if (!seq) {
@@ -327,26 +700,6 @@ void TicketService::advance_to(std::string_view name, std::uint64_t value, Block
     return;
   }
   seq->advance_to(value, std::move(done));
-}
-
-std::shared_ptr<TicketSequence> TicketService::find(std::string_view name) const {
-  std::shared_lock lock(mutex_);
-  auto it = sequences_.find(name);
-  return it == sequences_.end() ? nullptr : it->second;
-}
-
-std::vector<SequenceInfo> TicketService::list() const {
-  std::vector<std::shared_ptr<TicketSequence>> all;
-  {
-    std::shared_lock lock(mutex_);
-    for (const auto& [_, s] : sequences_) all.push_back(s);
-  }
-  std::vector<SequenceInfo> out;
-  out.reserve(all.size());
-  for (const auto& s : all) out.push_back(s->info());
-  std::sort(out.begin(), out.end(),
-            [](const SequenceInfo& a, const SequenceInfo& b) { return a.spec.name < b.spec.name; });
-  return out;
 }
 
 DetailedResult<Block> take_and_wait(TicketSequence& sequence, std::uint64_t count) {

@@ -1,13 +1,16 @@
-// The sequence engine: the set of sequences, their creation, drop and allocation.
+// The sequence engine: one registry of sequences of every kind, their creation, drop and
+// allocation.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "server/base/result.h"
@@ -15,6 +18,7 @@
 #include "server/core/gapless_sequence.h"
 #include "server/core/group_committer.h"
 #include "server/core/retry_scheduler.h"
+#include "server/core/sequence_definition.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_sequence.h"
 #include "server/core/uuidv7_generator.h"
@@ -30,60 +34,136 @@ struct CreateOptions {
   bool force = false;          // ignore a tombstone: may re-issue old values (logged)
 };
 
-/// Owns every sequence. Knows nothing of sockets, protocols or the storage engine behind
-/// CounterStore. All durable writes go through the GroupCommitter; callbacks run inline or on
-/// the committer thread (see TicketSequence). Thread safety: all members may be called
-/// concurrently, except load(), which runs once before serving.
+/// One sequence of any kind, as the registry holds it.
+using SequenceHandle =
+    std::variant<std::shared_ptr<TicketSequence>, std::shared_ptr<GaplessSequence>,
+                 std::shared_ptr<SnowflakeGenerator>, std::shared_ptr<UuidV7Generator>>;
+
+/// A point-in-time description of one sequence, with its kind's own fields: what SHOW TABLES,
+/// SHOW CREATE and GET /v1/sequences show.
+struct SequenceDescription {
+  SequenceSpec spec;  // name and kind always; the grid for ticket and gapless sequences
+  std::optional<SequenceInfo> ticket;
+  struct Gapless {
+    GaplessOptions options;
+    std::uint64_t next_value = 0;
+    std::optional<std::uint64_t> committed_through;
+    std::size_t pending = 0;  // reservations in flight
+  };
+  std::optional<Gapless> gapless;
+  struct Snowflake {
+    SnowflakeLayout layout;
+    std::uint64_t worker_id = 0;
+    ClockPolicy policy = ClockPolicy::kWait;
+    std::uint64_t issued = 0;
+  };
+  std::optional<Snowflake> snowflake;
+  std::uint64_t uuids_issued = 0;  // uuidv7
+};
+
+/// What creating kinds other than ticket at run time needs: their clock, a thread for the
+/// blocking work of opening one (reading a gapless sequence's state, writing a Snowflake
+/// high-water mark), and how a Snowflake generator is built from the server's layout and worker
+/// ID (null: Snowflake sequences are only configured).
+struct RuntimeKinds {
+  const Clock* clock = nullptr;
+  RetryScheduler* background = nullptr;
+  std::function<DetailedResult<std::shared_ptr<SnowflakeGenerator>>(const std::string& name)>
+      open_snowflake;
+};
+
+/// The one registry of sequences, whatever their kind: find / list / describe / create / drop
+/// for all four, and allocation. Knows nothing of sockets, protocols or the storage engine
+/// behind CounterStore. All durable writes go through the GroupCommitter; callbacks run inline,
+/// on the committer thread or on the RuntimeKinds background thread. Thread safety: all members
+/// may be called concurrently, except load(), enable_runtime_kinds() and the add_*() methods,
+/// which run before serving.
 class TicketService {
  public:
   TicketService(CounterStore& store, GroupCommitter& committer);
 
-  /// Reads every sequence from the store.
+  /// Lets create() and load() build gapless, Snowflake and UUIDv7 sequences (before load()).
+  void enable_runtime_kinds(RuntimeKinds kinds);
+
+  /// Reads every sequence from the store: ticket sequences, tombstones, and the definitions of
+  /// sequences of other kinds created at run time (Snowflake ones are opened later, by
+  /// open_stored_snowflakes(), once the worker ID is known).
   [[nodiscard]] DetailedResult<void> load();
+  /// Opens the Snowflake sequences that load() found defined in the store (start-up only).
+  [[nodiscard]] DetailedResult<void> open_stored_snowflakes();
 
   /// Makes a configured sequence exist (start-up): created when missing (above any tombstone);
   /// when it exists, a larger start moves it forward and changed increment/offset/max/cache
   /// apply to future values. Blocks until durable: start-up only.
   [[nodiscard]] DetailedResult<void> ensure_configured(const SequenceSpec& spec);
 
-  /// Serves `generator` under its name everywhere a ticket sequence is served (next() with
-  /// count 1; blocks are refused). "Retry later" answers are retried on `retries`, so callers
-  /// never wait on a timer of their own. Start-up only, before serving.
-  void add_snowflake(std::shared_ptr<SnowflakeGenerator> generator, RetryScheduler& retries,
-                     const Clock& clock);
-  [[nodiscard]] std::shared_ptr<SnowflakeGenerator> find_snowflake(std::string_view name) const;
-  [[nodiscard]] std::vector<std::shared_ptr<SnowflakeGenerator>> snowflakes() const;
+  /// Serve a configured sequence of another kind under its name (start-up only, before
+  /// serving). "Retry later" answers of a Snowflake generator are retried on `retries`, so
+  /// callers never wait on a timer of their own. A name already served with another kind is
+  /// kAlreadyExists; the same kind (a definition stored earlier) is replaced by the config's.
+  [[nodiscard]] DetailedResult<void> add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
+                                                   RetryScheduler& retries, const Clock& clock);
+  [[nodiscard]] DetailedResult<void> add_gapless(std::shared_ptr<GaplessSequence> sequence);
+  [[nodiscard]] DetailedResult<void> add_uuidv7(std::string name,
+                                                std::shared_ptr<UuidV7Generator> generator);
 
-  /// Serves a gapless sequence under its name: next() with count 1 reserves and commits in
-  /// one durable write; transactions use find_gapless(). Start-up only, before serving.
-  void add_gapless(std::shared_ptr<GaplessSequence> sequence);
+  [[nodiscard]] std::optional<SequenceHandle> find_any(std::string_view name) const;
+  [[nodiscard]] std::optional<SequenceKind> kind_of(std::string_view name) const;
+  [[nodiscard]] std::shared_ptr<TicketSequence> find(std::string_view name) const;
   [[nodiscard]] std::shared_ptr<GaplessSequence> find_gapless(std::string_view name) const;
-  [[nodiscard]] std::vector<std::shared_ptr<GaplessSequence>> gapless() const;
-  /// Serves `generator` as the `kind: uuidv7` sequence `name`. Its IDs are UUIDs, not integers:
-  /// front ends take them from find_uuidv7(); next() and blocks refuse the name (kWrongKind,
-  /// pointing to the UUID interfaces). Start-up only, before serving.
-  void add_uuidv7(std::string name, std::shared_ptr<UuidV7Generator> generator);
+  [[nodiscard]] std::shared_ptr<SnowflakeGenerator> find_snowflake(std::string_view name) const;
+  /// UUIDv7 IDs are UUIDs, not integers: front ends take them from here; next() and blocks
+  /// refuse the name (kWrongKind, pointing to the UUID interfaces).
   [[nodiscard]] std::shared_ptr<UuidV7Generator> find_uuidv7(std::string_view name) const;
+  [[nodiscard]] bool exists(std::string_view name) const { return find_any(name).has_value(); }
 
-  void create(const SequenceSpec& spec, CreateOptions options, DoneCallback done);
+  /// Ticket sequences, by name (metrics and tools).
+  [[nodiscard]] std::vector<SequenceInfo> list() const;
+  [[nodiscard]] std::vector<std::shared_ptr<SnowflakeGenerator>> snowflakes() const;
+  [[nodiscard]] std::vector<std::shared_ptr<GaplessSequence>> gapless() const;
+  /// Every sequence of every kind, by name.
+  [[nodiscard]] std::vector<SequenceDescription> describe_all() const;
+  [[nodiscard]] std::optional<SequenceDescription> describe(std::string_view name) const;
+
+  /// Creates a sequence of any kind. Ticket: durable before `done`, above any tombstone.
+  /// Gapless, Snowflake, UUIDv7 (with enable_runtime_kinds): opened on the background thread,
+  /// and their definition is durable before `done`; a gapless sequence starts above any
+  /// tombstone of its name.
+  void create(const SequenceDefinition& definition, CreateOptions options, DoneCallback done);
+  void create(const SequenceSpec& spec, CreateOptions options, DoneCallback done) {
+    create(SequenceDefinition{spec, {}}, options, std::move(done));
+  }
+  /// Drops a sequence of any kind. Counters (ticket, gapless) and Snowflake sequences leave a
+  /// tombstone with the highest value they may have issued, so a new sequence of that name
+  /// starts above it. A sequence from the config file comes back at the next start.
   void drop(std::string_view name, DoneCallback done);
 
-  /// `count` values of sequence `name` as one Block.
+  /// `count` values of sequence `name` as one Block (at most kMaxIdsPerCall).
   void next(std::string_view name, std::uint64_t count, BlockCallback done);
+  /// `count` values of ticket sequence `name`, with `record(block)` written in the same atomic
+  /// commit as the ceiling that covers them (TicketSequence::take_recorded): hi-lo leases.
+  /// The other kinds refuse blocks (kWrongKind).
+  void next_recorded(std::string_view name, std::uint64_t count, BlockRecorder record,
+                     BlockCallback done);
   void advance_to(std::string_view name, std::uint64_t value, BlockCallback done);
-
-  [[nodiscard]] std::shared_ptr<TicketSequence> find(std::string_view name) const;
-  [[nodiscard]] std::vector<SequenceInfo> list() const;
-  /// A ticket, Snowflake or UUIDv7 sequence of that name exists.
-  [[nodiscard]] bool exists(std::string_view name) const {
-    return find(name) != nullptr || find_snowflake(name) != nullptr ||
-           find_gapless(name) != nullptr || find_uuidv7(name) != nullptr;
-  }
 
  private:
   [[nodiscard]] static Error unknown(std::string_view name);
+  /// kWrongKind for a block (or any recorded take) asked of a sequence that is not a ticket
+  /// sequence, or unknown(name) when there is none.
+  [[nodiscard]] Error not_a_ticket_sequence(std::string_view name) const;
+  [[nodiscard]] static std::optional<Error> check_count(std::uint64_t count);
   void next_snowflake(std::shared_ptr<SnowflakeGenerator> generator, std::uint64_t count,
                       BlockCallback done, int attempts);
+  void create_ticket(const SequenceSpec& spec, CreateOptions options, DoneCallback done);
+  /// Gapless, Snowflake and UUIDv7: runs on the background thread.
+  [[nodiscard]] DetailedResult<void> create_other(SequenceDefinition definition, bool force);
+  [[nodiscard]] DetailedResult<SequenceHandle> open_definition(const SequenceDefinition& d);
+  [[nodiscard]] DetailedResult<void> add_configured(const std::string& name, SequenceHandle handle);
+  [[nodiscard]] SequenceDescription describe_handle(const std::string& name,
+                                                    const SequenceHandle& handle) const;
+  /// Under mutex_: claims `name` for a DDL (kRetryLater when another one runs).
+  [[nodiscard]] std::optional<Error> claim_ddl_locked(const std::string& name);
 
   // Lets find() look names up by string_view, without building a std::string per request.
   struct NameHash {
@@ -93,21 +173,17 @@ class TicketService {
 
   CounterStore& store_;
   GroupCommitter& committer_;
+  RuntimeKinds runtime_;
   mutable std::shared_mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<TicketSequence>, NameHash, std::equal_to<>>
-      sequences_;
+  std::unordered_map<std::string, SequenceHandle, NameHash, std::equal_to<>> sequences_;
   // Names with a create/drop in flight, so two DDLs on one name never interleave.
   std::unordered_map<std::string, bool> ddl_in_flight_;
   // Last ceilings of dropped names (mirrors "tomb/" keys), so create() needs no read I/O.
   std::unordered_map<std::string, std::uint64_t> tombstones_;
-  // Snowflake sequences: fixed at start-up, read-only afterwards.
-  std::unordered_map<std::string, std::shared_ptr<SnowflakeGenerator>> snowflakes_;
-  // Gapless sequences: fixed at start-up, read-only afterwards.
-  std::unordered_map<std::string, std::shared_ptr<GaplessSequence>, NameHash, std::equal_to<>>
-      gapless_;
-  // UUIDv7 sequences: fixed at start-up, read-only afterwards.
-  std::unordered_map<std::string, std::shared_ptr<UuidV7Generator>, NameHash, std::equal_to<>>
-      uuidv7s_;
+  // Names with a stored definition ("def/"), so a drop deletes it.
+  std::unordered_map<std::string, bool> defined_;
+  // Snowflake definitions load() found, opened by open_stored_snowflakes().
+  std::vector<SequenceDefinition> stored_snowflakes_;
   RetryScheduler* retries_ = nullptr;
   const Clock* clock_ = nullptr;
 };

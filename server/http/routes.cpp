@@ -613,19 +613,14 @@ void post_block(const Reply& reply, const Request& req, const std::string& name)
   if (!holder) return reply.fail(holder.error());
   std::string h = holder->value_or("");
   if (auto ok = check_holder(h); !ok) return reply.fail(ok.error());
-  // Durable twice before the reply: next() hands out values only under a synced ceiling, and
-  // the lease record is its own synced write through the same committer. If the record fails
-  // the values are lost (a gap), never issued twice.
-  reply.deps().tickets.next(
-      name, **size, [reply, name, h = std::move(h)](DetailedResult<Block> r) mutable {
-        if (!r) return reply.fail(r.error());
-        reply.deps().metrics.ids_issued(name, kFrontend, r->count);
-        reply.deps().metrics.block_leased(name, kFrontend, r->count);
-        reply.deps().leases.record(name, *r, std::move(h), [reply](DetailedResult<Lease> lease) {
-          if (!lease) return reply.fail(lease.error());
-          reply.json(status::created, lease_json(*lease));
-        });
-      });
+  // One durable write before the reply: the block's record goes into the commit of the
+  // ceiling that covers it, so the block is never handed out unrecorded.
+  reply.deps().leases.lease(name, **size, std::move(h), [reply, name](DetailedResult<Lease> lease) {
+    if (!lease) return reply.fail(lease.error());
+    reply.deps().metrics.ids_issued(name, kFrontend, lease->block.count);
+    reply.deps().metrics.block_leased(name, kFrontend, lease->block.count);
+    reply.json(status::created, lease_json(*lease));
+  });
 }
 
 void get_blocks(const Reply& reply, const Target& t) {
@@ -640,11 +635,14 @@ void get_blocks(const Reply& reply, const Target& t) {
     limit = *n;
   }
   if (!reply.deps().tickets.exists(t.name)) return reply.fail(unknown_sequence(t.name));
-  auto leases = reply.deps().leases.recent(t.name, limit);
-  if (!leases) return reply.fail(leases.error());
-  json::array list;
-  for (const auto& l : *leases) list.push_back(lease_json(l));
-  reply.json(status::ok, json::object{{"sequence", t.name}, {"leases", std::move(list)}});
+  // Read off the I/O thread: with the etcd engine the read is a network call.
+  reply.deps().leases.recent(
+      t.name, limit, [reply, name = t.name](DetailedResult<std::vector<Lease>> leases) {
+        if (!leases) return reply.fail(leases.error());
+        json::array list;
+        for (const auto& l : *leases) list.push_back(lease_json(l));
+        reply.json(status::ok, json::object{{"sequence", name}, {"leases", std::move(list)}});
+      });
 }
 
 // --- gapless reservations ------------------------------------------------------------------

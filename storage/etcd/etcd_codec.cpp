@@ -68,6 +68,10 @@ json::object to_json(const RangeRequest& r) {
   if (r.revision != 0) o["revision"] = i64(r.revision);
   if (r.keys_only) o["keys_only"] = true;
   if (r.count_only) o["count_only"] = true;
+  if (r.descending) {
+    o["sort_order"] = "DESCEND";
+    o["sort_target"] = "KEY";
+  }
   return o;
 }
 

@@ -46,6 +46,7 @@ struct RangeRequest {
   std::int64_t revision = 0;  // 0: the newest
   bool keys_only = false;
   bool count_only = false;
+  bool descending = false;  // sort_order DESCEND on sort_target KEY: the last keys first
 };
 
 struct RangeResponse {

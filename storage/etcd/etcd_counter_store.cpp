@@ -63,12 +63,19 @@ DetailedResult<KeyValues> EtcdCounterStore::scan(std::string_view prefix) {
 }
 
 DetailedResult<KeyValues> EtcdCounterStore::scan_last(std::string_view prefix, std::size_t limit) {
-  auto all = scan(prefix);
-  if (!all) return all.error();
+  if (limit == 0) return KeyValues{};
+  // One range request sorted by key, descending, limited: etcd returns only what is asked for.
+  const std::string data = layout_.data_prefix();
+  RangeRequest request;
+  request.key = data + std::string(prefix);
+  request.range_end = prefix_end(request.key);
+  request.limit = static_cast<std::int64_t>(limit);
+  request.descending = true;
+  auto r = client_.range(request);
+  if (!r) return io_error(r.error());
   KeyValues out;
-  for (auto it = all->rbegin(); it != all->rend() && out.size() < limit; ++it) {
-    out.push_back(std::move(*it));
-  }
+  out.reserve(r->kvs.size());
+  for (auto& kv : r->kvs) out.emplace_back(kv.key.substr(data.size()), std::move(kv.value));
   return out;
 }
 

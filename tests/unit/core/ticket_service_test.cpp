@@ -182,7 +182,7 @@ TEST(TicketService, Uuidv7SequencesAreFoundByNameAndRefuseIntegerIds) {
   Engine e(store);
   testing::FakeClock clock;
   auto generator = std::make_shared<UuidV7Generator>(clock, 7);
-  e.service.add_uuidv7("U", generator);
+  ASSERT_TRUE(e.service.add_uuidv7("U", generator));
   EXPECT_EQ(e.service.find_uuidv7("U"), generator);
   EXPECT_EQ(e.service.find_uuidv7("V"), nullptr);
   EXPECT_TRUE(e.service.exists("U"));

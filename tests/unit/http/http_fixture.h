@@ -35,7 +35,7 @@ struct HttpEngine {
   explicit HttpEngine(HttpOptions options = {})
       : committer(store),
         tickets(store, committer),
-        leases(store, committer, clock),
+        leases(tickets, store, reads, clock),
         workers(store, committer, clock),
         metrics(tickets, committer, clock),
         deps{tickets,           leases, metrics, clock, sessions, [this] { return ready.load(); },
@@ -44,7 +44,7 @@ struct HttpEngine {
     EXPECT_TRUE(tickets.ensure_configured(SequenceSpec{.name = "Tickets64"}));
     EXPECT_TRUE(tickets.ensure_configured(
         SequenceSpec{.name = "Tickets32", .increment = 2, .offset = 1, .max_value = 4294967295}));
-    tickets.add_uuidv7("Uuids", std::make_shared<UuidV7Generator>(clock, 42));
+    EXPECT_TRUE(tickets.add_uuidv7("Uuids", std::make_shared<UuidV7Generator>(clock, 42)));
     EXPECT_TRUE(workers.add_pool(WorkerPoolSpec{.name = "orders",
                                                 .size = 4,
                                                 .min_ttl_ms = 1000,
@@ -52,7 +52,10 @@ struct HttpEngine {
                                                 .default_ttl_ms = 10000}));
     deps.workers = &workers;
   }
-  ~HttpEngine() { committer.stop(); }
+  ~HttpEngine() {
+    reads.stop();
+    committer.stop();
+  }
 
   /// Runs handle_request and waits for its response (it may complete on the committer thread).
   Response call(Request req) {
@@ -66,6 +69,7 @@ struct HttpEngine {
   FakeClock clock;
   GroupCommitter committer;
   TicketService tickets;
+  RetryScheduler reads;
   LeaseLog leases;
   WorkerPoolService workers;
   metrics::Metrics metrics;

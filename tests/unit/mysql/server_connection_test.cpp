@@ -312,7 +312,7 @@ TEST_F(Conversation, GaplessNumbersFollowTheTransaction) {
   auto g = GaplessSequence::open(SequenceSpec{.name = "Invoices", .kind = SequenceKind::kGapless},
                                  GaplessOptions{}, store_, committer_, clock_);
   ASSERT_TRUE(g);
-  service_.add_gapless(*g);
+  EXPECT_TRUE(service_.add_gapless(*g));
   login();
   auto ok = [](const ServerConnection::Output& o) {
     auto p = unframe(o.bytes);

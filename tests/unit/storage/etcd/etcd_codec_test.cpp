@@ -88,6 +88,10 @@ TEST(EtcdCodec, EncodesEveryCompareTargetWithItsOperandField) {
 TEST(EtcdCodec, EncodesRangePutAndLeaseRequests) {
   EXPECT_EQ(encode(RangeRequest{.key = "/w/", .range_end = "/w0", .limit = 10, .keys_only = true}),
             R"({"key":"L3cv","range_end":"L3cw","limit":"10","keys_only":true})");
+  // scan_last: the newest keys of a prefix, sorted on the server and limited there.
+  EXPECT_EQ(encode(RangeRequest{.key = "/w/", .range_end = "/w0", .limit = 3, .descending = true}),
+            R"({"key":"L3cv","range_end":"L3cw","limit":"3","sort_order":"DESCEND",)"
+            R"("sort_target":"KEY"})");
   EXPECT_EQ(encode(PutRequest{.key = "k", .value = ""}), R"({"key":"aw==","value":""})");
   EXPECT_EQ(encode_lease_grant(10), R"({"TTL":"10"})");
   EXPECT_EQ(encode_lease_id(2324035720536360709), R"({"ID":"2324035720536360709"})");
