@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <vector>
@@ -89,6 +90,28 @@ TEST_F(EtcdClientTest, PutAndGetPrefixInKeyOrderAndRevokingALeaseDeletesItsKeys)
   auto missing = c->get(p + "c");
   ASSERT_TRUE(missing);
   EXPECT_TRUE(missing->kvs.empty());
+}
+
+TEST_F(EtcdClientTest, ADescendingLimitedRangeReturnsOnlyTheLastKeys) {
+  // What EtcdCounterStore::scan_last sends (listing hi-lo leases): etcd sorts and limits, so
+  // ticketd reads only the keys it returns however many the prefix holds.
+  auto c = client();
+  const std::string p = prefix();
+  for (int i = 0; i < 50; ++i) {
+    char key[8];
+    std::snprintf(key, sizeof key, "%03d", i);
+    ASSERT_TRUE(c->put(p + key, std::to_string(i)));
+  }
+  ASSERT_TRUE(c->put(p.substr(0, p.size() - 1) + "0", "outside the prefix"));
+  RangeRequest last3{.key = p, .range_end = prefix_end(p), .limit = 3, .descending = true};
+  auto r = c->range(last3);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->kvs.size(), 3u);
+  EXPECT_EQ(r->kvs[0].key, p + "049");
+  EXPECT_EQ(r->kvs[1].key, p + "048");
+  EXPECT_EQ(r->kvs[2].key, p + "047");
+  EXPECT_TRUE(r->more);     // the server left the rest out
+  EXPECT_EQ(r->count, 50);  // of 50 in the range
 }
 
 TEST_F(EtcdClientTest, CreateIfAbsentTxnSucceedsOnceAndTheLoserSeesTheHolder) {
