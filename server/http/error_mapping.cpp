@@ -53,7 +53,9 @@ const std::array<ErrorMapping, 35> kTable{{
     {StorageErrc::kNoSpace, status::service_unavailable, "storage_failed"},
     {StorageErrc::kCorruption, status::internal_server_error, "storage_corrupt"},
     {StorageErrc::kLocked, status::service_unavailable, "storage_failed"},
-    {StorageErrc::kFenced, status::service_unavailable, "storage_failed"},
+    // A fenced write: another instance holds the leadership this one wrote under. Retrying
+    // here cannot succeed; the leader can, so the answer is the gate's (and names it).
+    {StorageErrc::kFenced, status::service_unavailable, "not_leader"},
     {StorageErrc::kClosed, status::service_unavailable, "shutting_down"},
     {HttpErrc::kMalformed, status::bad_request, "bad_request"},
     {HttpErrc::kUnauthorized, status::unauthorized, "unauthorized"},

@@ -244,4 +244,140 @@ std::string error_body(std::string_view code, std::string_view message) {
       json::object{{"error", json::object{{"code", code}, {"message", message}}}});
 }
 
+std::string not_leader_body(std::string_view code, std::string_view message,
+                            std::string_view leader_http) {
+  return json::serialize(json::object{
+      {"error", json::object{{"code", code},
+                             {"message", message},
+                             {"leader", leader_http.empty() ? json::value(nullptr)
+                                                            : json::value(leader_http)}}}});
+}
+
+json::object status_json(std::string_view status) { return json::object{{"status", status}}; }
+
+namespace {
+
+json::value address_json(const InstanceAddress& a) {
+  if (a.mysql.empty() && a.http.empty()) return nullptr;
+  return json::object{{"mysql", a.mysql}, {"http", a.http}};
+}
+
+// Values that can pass 2^53 travel as decimal strings; an absent one is null.
+json::value optional_id(const std::optional<std::uint64_t>& v) {
+  if (!v) return nullptr;
+  return json::value(std::to_string(*v));
+}
+
+}  // namespace
+
+json::object cluster_json(const ClusterView& view, bool serving) {
+  // "term" and "revision" carry the same number: the leader key's create revision.
+  return json::object{{"role", role_name(view.role)},
+                      {"serving", serving},
+                      {"leader", address_json(view.leader)},
+                      {"self", address_json(view.self)},
+                      {"term", view.revision},
+                      {"revision", view.revision}};
+}
+
+json::object snowflake_parts_json(std::uint64_t id, const SnowflakeParts& parts) {
+  return json::object{{"id", std::to_string(id)},
+                      {"unix_ms", parts.unix_ms},
+                      {"timestamp", format_utc_ms(parts.unix_ms)},
+                      {"worker", parts.worker},
+                      {"sequence", parts.sequence}};
+}
+
+json::object sequence_list_json(const std::vector<SequenceInfo>& list) {
+  json::array sequences;
+  sequences.reserve(list.size());
+  for (const auto& info : list) sequences.push_back(sequence_json(info));
+  return json::object{{"sequences", std::move(sequences)}};
+}
+
+json::object gapless_sequence_json(std::string_view name, const GaplessAudit& audit,
+                                   std::uint64_t next_value) {
+  return json::object{{"name", name},
+                      {"kind", "gapless"},
+                      {"order", order_name(audit.order)},
+                      {"next_value", std::to_string(next_value)},
+                      {"committed_through", optional_id(audit.committed_through)}};
+}
+
+json::object block_ids_json(std::string_view sequence, const Block& block) {
+  json::array ids;
+  ids.reserve(block.count);
+  for (std::uint64_t i = 0; i < block.count; ++i) {
+    ids.push_back(json::value(std::to_string(block.first + i * block.step)));
+  }
+  return json::object{{"sequence", sequence}, {"ids", std::move(ids)}};
+}
+
+json::object text_ids_json(std::string_view sequence, const std::vector<std::string>& ids) {
+  json::array list;
+  list.reserve(ids.size());
+  for (const auto& id : ids) list.push_back(json::value(id));
+  return json::object{{"sequence", sequence}, {"ids", std::move(list)}};
+}
+
+json::object lease_list_json(std::string_view sequence, const std::vector<Lease>& leases) {
+  json::array list;
+  list.reserve(leases.size());
+  for (const auto& l : leases) list.push_back(lease_json(l));
+  return json::object{{"sequence", sequence}, {"leases", std::move(list)}};
+}
+
+json::object reservation_json(std::string_view sequence, const Reservation& reservation) {
+  return json::object{{"sequence", sequence},
+                      {"reservation_id", reservation.id},
+                      {"id", std::to_string(reservation.number)},
+                      {"holder", reservation.holder},
+                      {"expires_at", format_utc_ms(reservation.expires_at_unix_ms)}};
+}
+
+json::object reservation_outcome_json(std::string_view sequence, std::string_view reservation_id,
+                                      std::string_view number,
+                                      const std::optional<std::string>& void_reason) {
+  json::object o{{"sequence", sequence},
+                 {"reservation_id", reservation_id},
+                 {"id", number},
+                 {"status", void_reason ? "void" : "committed"}};
+  if (void_reason) o["reason"] = *void_reason;
+  return o;
+}
+
+json::object gapless_audit_json(std::string_view sequence, const GaplessAudit& audit) {
+  json::array pending;
+  json::array released;
+  json::array voids;
+  json::array holes;
+  for (const auto& p : audit.pending) {
+    pending.push_back(json::object{{"reservation_id", p.reservation.id},
+                                   {"id", std::to_string(p.reservation.number)},
+                                   {"holder", p.reservation.holder},
+                                   {"expires_at", format_utc_ms(p.reservation.expires_at_unix_ms)},
+                                   {"state", p.state}});
+  }
+  for (auto n : audit.released) released.push_back(json::value(std::to_string(n)));
+  for (const auto& [n, reason] : audit.voids) {
+    voids.push_back(json::object{{"id", std::to_string(n)}, {"reason", reason}});
+  }
+  for (auto n : audit.holes) holes.push_back(json::value(std::to_string(n)));
+  return json::object{{"sequence", sequence},
+                      {"kind", "gapless"},
+                      {"order", order_name(audit.order)},
+                      {"committed_through", optional_id(audit.committed_through)},
+                      {"high", optional_id(audit.high)},
+                      {"committed", audit.committed},
+                      {"pending", std::move(pending)},
+                      {"released", std::move(released)},
+                      {"voids", std::move(voids)},
+                      {"holes", std::move(holes)},
+                      {"waiting", audit.waiting},
+                      {"commits", audit.commits},
+                      {"releases", audit.releases},
+                      {"expiries", audit.expiries},
+                      {"queue_timeouts", audit.queue_timeouts}};
+}
+
 }  // namespace ticketd::http

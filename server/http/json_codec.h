@@ -8,10 +8,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "server/base/result.h"
 #include "server/core/clock.h"
+#include "server/core/gapless_sequence.h"
 #include "server/core/lease_log.h"
+#include "server/core/serving_gate.h"
+#include "server/core/snowflake_layout.h"
 #include "server/core/ticket_sequence.h"
 #include "server/core/worker_pool_service.h"
 
@@ -59,5 +63,48 @@ inline constexpr std::uint64_t kMaxJsonSafeInteger = (std::uint64_t{1} << 53) - 
 [[nodiscard]] boost::json::object worker_pool_json(const WorkerPoolStatus& status);
 /// {"error":{"code":…, "message":…}}.
 [[nodiscard]] std::string error_body(std::string_view code, std::string_view message);
+/// {"error":{"code":…, "message":…, "leader":"host:port"|null}}: the answer of an instance
+/// that does not serve, naming the leader a client (or proxy) should reconnect to.
+[[nodiscard]] std::string not_leader_body(std::string_view code, std::string_view message,
+                                          std::string_view leader_http);
+
+/// {"status":…} (GET /healthz, GET /readyz).
+[[nodiscard]] boost::json::object status_json(std::string_view status);
+/// {"role", "serving", "leader", "self", "term", "revision"} (GET /v1/cluster); an address is
+/// {"mysql", "http"}, or null when unknown.
+[[nodiscard]] boost::json::object cluster_json(const ClusterView& view, bool serving);
+/// {"id":"…", "unix_ms", "timestamp", "worker", "sequence"} (GET /v1/snowflake/decode/{id}).
+[[nodiscard]] boost::json::object snowflake_parts_json(std::uint64_t id,
+                                                       const SnowflakeParts& parts);
+
+/// {"sequences": [sequence_json…]}.
+[[nodiscard]] boost::json::object sequence_list_json(const std::vector<SequenceInfo>& list);
+/// A gapless sequence's description: {"name", "kind":"gapless", "order", "next_value",
+/// "committed_through"} (null until the first commit).
+[[nodiscard]] boost::json::object gapless_sequence_json(std::string_view name,
+                                                        const GaplessAudit& audit,
+                                                        std::uint64_t next_value);
+/// {"sequence", "ids": ["…", …]}: the values of `block` as decimal strings.
+[[nodiscard]] boost::json::object block_ids_json(std::string_view sequence, const Block& block);
+/// {"sequence", "ids": ["…", …]}: IDs already in their text form (UUIDs).
+[[nodiscard]] boost::json::object text_ids_json(std::string_view sequence,
+                                                const std::vector<std::string>& ids);
+/// {"sequence", "leases": [lease_json…]} (GET /v1/sequences/{name}/blocks).
+[[nodiscard]] boost::json::object lease_list_json(std::string_view sequence,
+                                                  const std::vector<Lease>& leases);
+
+/// {"sequence", "reservation_id", "id", "holder", "expires_at"}: a new gapless reservation.
+[[nodiscard]] boost::json::object reservation_json(std::string_view sequence,
+                                                   const Reservation& reservation);
+/// What a commit or void settled: {"sequence", "reservation_id", "id", "status"} with status
+/// "committed", or "void" plus "reason". `number` is the reservation ID's number part.
+[[nodiscard]] boost::json::object reservation_outcome_json(
+    std::string_view sequence, std::string_view reservation_id, std::string_view number,
+    const std::optional<std::string>& void_reason);
+/// GET /v1/sequences/{name}/audit: {"sequence", "kind", "order", "committed_through", "high",
+/// "committed", "pending", "released", "voids", "holes", "waiting", "commits", "releases",
+/// "expiries", "queue_timeouts"}; numbers are decimal strings, absent ones null.
+[[nodiscard]] boost::json::object gapless_audit_json(std::string_view sequence,
+                                                     const GaplessAudit& audit);
 
 }  // namespace ticketd::http

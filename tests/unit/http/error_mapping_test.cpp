@@ -44,7 +44,7 @@ const Case kCases[] = {
     {StorageErrc::kNoSpace, status::service_unavailable, "storage_failed"},
     {StorageErrc::kCorruption, status::internal_server_error, "storage_corrupt"},
     {StorageErrc::kLocked, status::service_unavailable, "storage_failed"},
-    {StorageErrc::kFenced, status::service_unavailable, "storage_failed"},
+    {StorageErrc::kFenced, status::service_unavailable, "not_leader"},
     {StorageErrc::kClosed, status::service_unavailable, "shutting_down"},
     {HttpErrc::kMalformed, status::bad_request, "bad_request"},
     {HttpErrc::kUnauthorized, status::unauthorized, "unauthorized"},

@@ -1,0 +1,43 @@
+#include "server/http/admin_handlers.h"
+
+#include <boost/beast/http/field.hpp>
+#include <utility>
+
+#include "server/http/http_errc.h"
+#include "server/http/json_codec.h"
+
+namespace ticketd::http {
+
+using beast::http::field;
+using beast::http::status;
+
+void get_healthz(const Reply& reply, const RouteRequest&) {
+  reply.json(status::ok, status_json("ok"));
+}
+
+void get_readyz(const Reply& reply, const RouteRequest&) {
+  const auto& deps = reply.deps();
+  if (deps.storage_ready && !deps.storage_ready()) {
+    return reply.fail(HttpErrc::kNotReady, "storage is not open or not writable");
+  }
+  reply.json(status::ok, status_json("ready"));
+}
+
+void get_metrics(const Reply& reply, const RouteRequest&) {
+  Response res{status::ok, 11};
+  res.set(field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+  res.body() = reply.deps().metrics.serialize();
+  res.prepare_payload();
+  reply.send(std::move(res));
+}
+
+void get_cluster(const Reply& reply, const RouteRequest&) {
+  const auto* gate = reply.deps().gate;
+  ClusterView view;
+  if (gate != nullptr) view = gate->view();
+  if (gate == nullptr) view.role = Role::kLeader;
+  const bool serving = gate == nullptr || gate->serving();
+  reply.json(status::ok, cluster_json(view, serving));
+}
+
+}  // namespace ticketd::http

@@ -1,0 +1,52 @@
+// How a route answers: JSON, 204, Prometheus text or a mapped error, with request metrics.
+#pragma once
+
+#include <boost/beast/http/status.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "server/base/result.h"
+#include "server/http/routes.h"
+
+namespace ticketd::http {
+
+/// The `frontend` label of this front end's metrics.
+inline constexpr std::string_view kHttpFrontend = "http";
+
+/// Builds the responses to one request and reports each to the metrics (latency under the
+/// route's label, errors under their code). Copyable, so it rides in the engine's callbacks;
+/// the copies share `done`, which runs once. Holds `deps` by reference (it outlives every
+/// request). Thread safety: one request's copies may answer from any thread, but only once.
+class Reply {
+ public:
+  Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done);
+
+  /// The metric label of the route; "unmatched" until one is set.
+  void set_route(std::string_view label) { route_ = label; }
+  [[nodiscard]] const HttpDeps& deps() const { return *deps_; }
+
+  /// Sends `res` with the request's version and keep-alive, and the Server header.
+  void send(Response res) const;
+  void json(boost::beast::http::status st, const boost::json::value& body) const;
+  void no_content() const;
+  /// The error's row of error_mapping as a JSON error body; `allow` fills the Allow header
+  /// of a 405. A not_leader answer names the leader, when the gate knows it.
+  void fail(const Error& e, std::string_view allow = {}) const;
+  void fail(ErrorCode code, std::string message) const { fail(Error{code, std::move(message)}); }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  const HttpDeps* deps_;
+  unsigned version_;
+  bool keep_alive_;
+  Clock::time_point start_;
+  std::string_view route_ = "unmatched";
+  std::shared_ptr<std::function<void(Response)>> done_;
+};
+
+}  // namespace ticketd::http

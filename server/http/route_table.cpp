@@ -1,0 +1,156 @@
+#include "server/http/route_table.h"
+
+#include <algorithm>
+
+#include "server/http/admin_handlers.h"
+#include "server/http/gapless_handlers.h"
+#include "server/http/sequence_handlers.h"
+#include "server/http/snowflake_handlers.h"
+#include "server/http/ticket_handlers.h"
+#include "server/http/worker_handlers.h"
+
+namespace ticketd::http {
+namespace {
+
+using beast::http::verb;
+constexpr verb kGet = verb::get;
+constexpr verb kPost = verb::post;
+constexpr verb kPut = verb::put;
+constexpr verb kPatch = verb::patch;
+constexpr verb kDelete = verb::delete_;
+
+constexpr std::string_view kLimitParam[] = {"limit"};
+
+// /readyz needs the leader by definition: load balancers send traffic to the serving leader
+// alone. POST …/blocks has never checked its query; it keeps accepting one.
+// {methods, pattern, metric label, needs_leader, handler[, access[, query]]}
+constexpr Route kRoutes[] = {
+    {{kGet}, "/healthz", "healthz", false, get_healthz, Access::kPublic, kAnyQuery},
+    {{kGet}, "/readyz", "readyz", true, get_readyz, Access::kPublic, kAnyQuery},
+    {{kGet}, "/metrics", "metrics", false, get_metrics, Access::kMetrics, kAnyQuery},
+    {{kGet}, "/v1/cluster", "cluster", false, get_cluster},
+    {{kGet}, "/v1/sequences", "sequences_list", true, get_sequences},
+    {{kGet}, "/v1/sequences/{name}", "sequence_get", true, get_sequence},
+    {{kPut}, "/v1/sequences/{name}", "sequence_put", true, put_sequence},
+    {{kPatch}, "/v1/sequences/{name}", "sequence_patch", true, patch_sequence},
+    {{kDelete}, "/v1/sequences/{name}", "sequence_delete", true, delete_sequence},
+    {{kPost}, "/v1/sequences/{name}/next", "next", true, post_next},
+    {{kGet},
+     "/v1/sequences/{name}/blocks",
+     "blocks_list",
+     true,
+     get_blocks,
+     Access::kToken,
+     QueryRule{kLimitParam}},
+    {{kPost},
+     "/v1/sequences/{name}/blocks",
+     "blocks_lease",
+     true,
+     post_block,
+     Access::kToken,
+     kAnyQuery},
+    {{kGet}, "/v1/sequences/{name}/audit", "audit", true, get_audit},
+    {{kPost}, "/v1/sequences/{name}/reservations", "reservation_create", true, post_reservation},
+    {{kDelete},
+     "/v1/sequences/{name}/reservations/{rid}",
+     "reservation_release",
+     true,
+     delete_reservation},
+    {{kPost},
+     "/v1/sequences/{name}/reservations/{rid}/commit",
+     "reservation_commit",
+     true,
+     post_reservation_commit},
+    {{kPost},
+     "/v1/sequences/{name}/reservations/{rid}/void",
+     "reservation_void",
+     true,
+     post_reservation_void},
+    {{kGet}, "/v1/snowflake/decode/{id}", "snowflake_decode", false, get_snowflake_decode},
+    {{kGet}, "/v1/workers/{pool}", "worker_pool_get", true, get_worker_pool},
+    {{kPost}, "/v1/workers/{pool}/leases", "worker_lease_acquire", true, post_worker_lease},
+    {{kDelete},
+     "/v1/workers/{pool}/leases/{id}",
+     "worker_lease_release",
+     true,
+     delete_worker_lease},
+    {{kPost},
+     "/v1/workers/{pool}/leases/{id}/keepalive",
+     "worker_lease_keepalive",
+     true,
+     post_worker_keepalive},
+};
+
+bool is_placeholder(std::string_view segment) {
+  return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
+}
+
+}  // namespace
+
+std::vector<verb> MethodSet::members() const {
+  std::vector<verb> out;
+  for (unsigned v = 0; v < 64; ++v) {
+    if ((bits_ & (std::uint64_t{1} << v)) != 0) out.push_back(static_cast<verb>(v));
+  }
+  return out;
+}
+
+const std::string& PathParams::get(std::string_view placeholder) const {
+  static const std::string kNone;
+  for (const auto& [name, value] : values_) {
+    if (name == placeholder) return value;
+  }
+  return kNone;
+}
+
+std::span<const Route> route_table() { return kRoutes; }
+
+bool match_pattern(std::string_view pattern, std::span<const std::string_view> segments,
+                   PathParams* params) {
+  pattern.remove_prefix(1);  // every pattern starts with '/'
+  std::size_t i = 0;
+  PathParams found;
+  while (true) {
+    const auto slash = pattern.find('/');
+    const auto expected = pattern.substr(0, slash);
+    if (i == segments.size()) return false;
+    const auto segment = segments[i++];
+    if (is_placeholder(expected)) {
+      if (segment.empty()) return false;
+      found.add(expected.substr(1, expected.size() - 2), decode_segment(segment));
+    } else if (segment != expected) {
+      return false;
+    }
+    if (slash == std::string_view::npos) break;
+    pattern.remove_prefix(slash + 1);
+  }
+  if (i != segments.size()) return false;
+  if (params != nullptr) *params = std::move(found);
+  return true;
+}
+
+RouteMatch match_route(std::span<const Route> table, verb method, const RequestTarget& target) {
+  RouteMatch m;
+  if (!target.origin_form) return m;
+  std::vector<verb> allowed;
+  for (const auto& row : table) {
+    PathParams params;
+    if (!match_pattern(row.pattern, target.segments, &params)) continue;
+    if (m.path_route == nullptr) m.path_route = &row;
+    if (row.methods.contains(method)) {
+      m.route = &row;
+      m.params = std::move(params);
+      return m;
+    }
+    for (auto v : row.methods.members()) {
+      if (std::find(allowed.begin(), allowed.end(), v) == allowed.end()) allowed.push_back(v);
+    }
+  }
+  for (auto v : allowed) {
+    if (!m.allow.empty()) m.allow += ", ";
+    m.allow += beast::http::to_string(v);
+  }
+  return m;
+}
+
+}  // namespace ticketd::http

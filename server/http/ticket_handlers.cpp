@@ -1,0 +1,86 @@
+#include "server/http/ticket_handlers.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/http/handler_support.h"
+#include "server/http/http_errc.h"
+#include "server/http/json_codec.h"
+
+namespace ticketd::http {
+namespace {
+
+using beast::http::status;
+
+// A `kind: uuidv7` sequence: canonical UUID strings, each sorting after the previous one.
+void next_uuidv7(const Reply& reply, const std::string& name, UuidV7Generator& generator,
+                 std::uint64_t count) {
+  std::vector<std::string> ids;
+  ids.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) ids.push_back(to_string(generator.next()));
+  reply.deps().metrics.ids_issued(name, kHttpFrontend, count);
+  reply.json(status::ok, text_ids_json(name, ids));
+}
+
+}  // namespace
+
+void post_next(const Reply& reply, const RouteRequest& in) {
+  const std::string& name = in.path.get("name");
+  auto body = body_object(in.http, {"count"});
+  if (!body) return reply.fail(body.error());
+  auto count = read_integer(*body, "count", 1, kMaxIdsPerRequest);
+  if (!count) return reply.fail(count.error());
+  const std::uint64_t n = count->value_or(1);
+  if (auto uuids = reply.deps().tickets.find_uuidv7(name)) {
+    return next_uuidv7(reply, name, *uuids, n);
+  }
+  reply.deps().tickets.next(name, n, [reply, name](DetailedResult<Block> r) {
+    if (!r) return reply.fail(r.error());
+    reply.deps().metrics.ids_issued(name, kHttpFrontend, r->count);
+    reply.json(status::ok, block_ids_json(name, *r));
+  });
+}
+
+void post_block(const Reply& reply, const RouteRequest& in) {
+  const std::string& name = in.path.get("name");
+  auto body = body_object(in.http, {"size", "holder"});
+  if (!body) return reply.fail(body.error());
+  auto size = read_integer(*body, "size", 1, reply.deps().options.max_block_size);
+  if (!size) return reply.fail(size.error());
+  if (!*size) return reply.fail(HttpErrc::kInvalidField, "field 'size' is required");
+  auto holder = read_string(*body, "holder");
+  if (!holder) return reply.fail(holder.error());
+  std::string h = holder->value_or("");
+  if (auto ok = check_holder(h); !ok) return reply.fail(ok.error());
+  // One durable write before the reply: the block's record goes into the commit of the
+  // ceiling that covers it, so a block is never handed out unrecorded.
+  reply.deps().leases.lease(name, **size, std::move(h), [reply, name](DetailedResult<Lease> l) {
+    if (!l) return reply.fail(l.error());
+    reply.deps().metrics.ids_issued(name, kHttpFrontend, l->block.count);
+    reply.deps().metrics.block_leased(name, kHttpFrontend, l->block.count);
+    reply.json(status::created, lease_json(*l));
+  });
+}
+
+// The query was checked against the route's row ("limit" only).
+void get_blocks(const Reply& reply, const RouteRequest& in) {
+  const std::string& name = in.path.get("name");
+  std::size_t limit = kDefaultLeaseListLimit;
+  if (auto it = in.query.find("limit"); it != in.query.end()) {
+    auto n = parse_decimal(it->second);
+    if (!n || *n < 1 || *n > kMaxLeaseListLimit) {
+      return reply.fail(HttpErrc::kInvalidField,
+                        "'limit' must be an integer in 1.." + std::to_string(kMaxLeaseListLimit));
+    }
+    limit = *n;
+  }
+  if (!reply.deps().tickets.exists(name)) return reply.fail(unknown_sequence(name));
+  // Read off the I/O thread: with the etcd engine the read is a network call.
+  reply.deps().leases.recent(name, limit, [reply, name](DetailedResult<std::vector<Lease>> leases) {
+    if (!leases) return reply.fail(leases.error());
+    reply.json(status::ok, lease_list_json(name, *leases));
+  });
+}
+
+}  // namespace ticketd::http

@@ -1,0 +1,67 @@
+// The response shapes of json_codec that routes_test does not pin byte for byte.
+#include <gtest/gtest.h>
+
+#include <boost/json/serialize.hpp>
+#include <string>
+
+#include "server/http/json_codec.h"
+
+namespace ticketd::http {
+namespace {
+
+std::string text(const boost::json::object& o) { return boost::json::serialize(o); }
+
+TEST(JsonCodecResponses, NotLeaderNamesTheLeaderOrNull) {
+  EXPECT_EQ(not_leader_body("not_leader", "standby", "10.0.0.1:8080"),
+            R"({"error":{"code":"not_leader","message":"standby","leader":"10.0.0.1:8080"}})");
+  EXPECT_EQ(not_leader_body("not_leader", "standby", ""),
+            R"({"error":{"code":"not_leader","message":"standby","leader":null}})");
+}
+
+TEST(JsonCodecResponses, ClusterShowsUnknownAddressesAsNull) {
+  ClusterView view;
+  view.role = Role::kLeader;
+  view.self = {"127.0.0.1:3306", "127.0.0.1:8080"};
+  view.revision = 42;
+  EXPECT_EQ(
+      text(cluster_json(view, true)),
+      R"({"role":"leader","serving":true,"leader":null,)"
+      R"("self":{"mysql":"127.0.0.1:3306","http":"127.0.0.1:8080"},"term":42,"revision":42})");
+}
+
+TEST(JsonCodecResponses, ReservationOutcomesCarryTheReasonOnlyWhenVoid) {
+  EXPECT_EQ(text(reservation_outcome_json("Credit", "7-00ff", "7", std::nullopt)),
+            R"({"sequence":"Credit","reservation_id":"7-00ff","id":"7","status":"committed"})");
+  EXPECT_EQ(text(reservation_outcome_json("Credit", "7-00ff", "7", std::string("typo"))),
+            R"({"sequence":"Credit","reservation_id":"7-00ff","id":"7","status":"void",)"
+            R"("reason":"typo"})");
+}
+
+TEST(JsonCodecResponses, IdsAreDecimalStrings) {
+  EXPECT_EQ(text(block_ids_json("T", Block{.first = 9007199254740993ULL, .step = 2, .count = 2})),
+            R"({"sequence":"T","ids":["9007199254740993","9007199254740995"]})");
+  EXPECT_EQ(text(block_ids_json("T", Block{.first = 1, .step = 1, .count = 0})),
+            R"({"sequence":"T","ids":[]})");
+  EXPECT_EQ(text(text_ids_json("U", {"a", "b"})), R"({"sequence":"U","ids":["a","b"]})");
+}
+
+TEST(JsonCodecResponses, GaplessDescriptionHasNullUntilTheFirstCommit) {
+  GaplessAudit audit;
+  audit.order = GaplessOrder::kStrict;
+  EXPECT_EQ(text(gapless_sequence_json("Inv", audit, 1)),
+            R"({"name":"Inv","kind":"gapless","order":"strict","next_value":"1",)"
+            R"("committed_through":null})");
+  audit.committed_through = 5;
+  EXPECT_EQ(gapless_sequence_json("Inv", audit, 6).at("committed_through").as_string(), "5");
+}
+
+TEST(JsonCodecResponses, StatusAndSnowflakeParts) {
+  EXPECT_EQ(text(status_json("ok")), R"({"status":"ok"})");
+  SnowflakeParts parts{.unix_ms = 1767225600000, .worker = 3, .sequence = 9, .tick = 0};
+  EXPECT_EQ(text(snowflake_parts_json(123, parts)),
+            R"({"id":"123","unix_ms":1767225600000,"timestamp":"2026-01-01T00:00:00.000Z",)"
+            R"("worker":3,"sequence":9})");
+}
+
+}  // namespace
+}  // namespace ticketd::http
