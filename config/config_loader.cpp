@@ -272,7 +272,8 @@ class Loader {
       return;
     }
     get_listen(node, p, h.listen);
-    get_uint(node, p, "max_block_size", h.max_block_size, 1, 100000000);
+    // The engine takes at most 100000 IDs per call (kMaxIdsPerCall), over every front end.
+    get_uint(node, p, "max_block_size", h.max_block_size, 1, 100000);
     get_bool(node, p, "metrics_public", h.metrics_public);
     get_small_uint(node, p, "max_connections", h.max_connections, 1, 1000000);
     get_small_uint(node, p, "header_timeout_ms", h.header_timeout_ms, 100, 600000);

@@ -14,6 +14,26 @@ bool parse_number(std::string_view s, T& out) {
 
 }  // namespace
 
+std::string validate(const SequenceDefinition& d) {
+  if (auto problem = validate(d.spec); !problem.empty()) return problem;
+  if (d.spec.kind != SequenceKind::kGapless) return {};
+  const auto& o = d.gapless;
+  const auto in = [](std::int64_t v, std::int64_t hi) { return v >= 1 && v <= hi; };
+  if (!in(o.reservation_ttl_ms, kMaxReservationTtlMs)) {
+    return "reservation_ttl_ms must be 1.." + std::to_string(kMaxReservationTtlMs);
+  }
+  if (!in(o.max_reservation_ttl_ms, kMaxReservationTtlMs)) {
+    return "max_reservation_ttl_ms must be 1.." + std::to_string(kMaxReservationTtlMs);
+  }
+  if (o.reservation_ttl_ms > o.max_reservation_ttl_ms) {
+    return "reservation_ttl_ms is greater than max_reservation_ttl_ms";
+  }
+  if (!in(o.strict_wait_ms, kMaxStrictWaitMs)) {
+    return "strict_wait_ms must be 1.." + std::to_string(kMaxStrictWaitMs);
+  }
+  return {};
+}
+
 std::string definition_key(std::string_view name) {
   return std::string(kDefinitionPrefix) + std::string(name);
 }

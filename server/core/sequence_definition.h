@@ -1,6 +1,7 @@
 // How a sequence created at run time, of a kind other than ticket, is kept in the store.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,13 @@ struct SequenceDefinition {
 };
 
 inline constexpr std::string_view kDefinitionPrefix = "def/";
+
+/// Bounds of the gapless options, wherever they come from (the config file checks the same).
+inline constexpr std::int64_t kMaxReservationTtlMs = 86400000;  // one day
+inline constexpr std::int64_t kMaxStrictWaitMs = 3600000;       // one hour
+
+/// validate(spec), then the options of its kind; a message naming the first problem, or empty.
+[[nodiscard]] std::string validate(const SequenceDefinition& definition);
 
 [[nodiscard]] std::string definition_key(std::string_view name);
 /// "v=1 kind=<kind>" and, for gapless, the grid and options as key=value fields.

@@ -195,7 +195,7 @@ std::optional<Error> TicketService::claim_ddl_locked(const std::string& name) {
 void TicketService::create(const SequenceDefinition& definition, CreateOptions options,
                            DoneCallback done) {
   const auto& spec = definition.spec;
-  if (auto problem = validate(spec); !problem.empty()) {
+  if (auto problem = validate(definition); !problem.empty()) {
     done(Error{TicketErrc::kInvalidArgument, "sequence '" + spec.name + "': " + problem});
     return;
   }

@@ -288,10 +288,51 @@ json::object snowflake_parts_json(std::uint64_t id, const SnowflakeParts& parts)
                       {"sequence", parts.sequence}};
 }
 
-json::object sequence_list_json(const std::vector<SequenceInfo>& list) {
+json::object sequence_description_json(const SequenceDescription& d) {
+  const auto& spec = d.spec;
+  if (d.ticket) return sequence_json(*d.ticket);
+  if (d.gapless) {
+    GaplessAudit audit;
+    audit.order = d.gapless->options.order;
+    audit.committed_through = d.gapless->committed_through;
+    auto o = gapless_sequence_json(spec.name, audit, d.gapless->next_value);
+    o["start"] = std::to_string(spec.start);
+    o["increment"] = spec.increment;
+    o["offset"] = spec.offset;
+    o["max_value"] = std::to_string(spec.max_value);
+    o["reservation_ttl_ms"] = d.gapless->options.reservation_ttl_ms;
+    o["max_reservation_ttl_ms"] = d.gapless->options.max_reservation_ttl_ms;
+    o["strict_wait_ms"] = d.gapless->options.strict_wait_ms;
+    o["pending"] = d.gapless->pending;
+    return o;
+  }
+  if (d.snowflake) {
+    const auto& l = d.snowflake->layout;
+    return json::object{
+        {"name", spec.name},
+        {"kind", kind_name(spec.kind)},
+        {"worker_id", d.snowflake->worker_id},
+        {"epoch", format_utc_ms(l.epoch_unix_ms)},
+        {"time_bits", l.time_bits},
+        {"worker_bits", l.worker_bits},
+        {"sequence_bits", l.sequence_bits},
+        {"time_unit_ms", l.time_unit_ms},
+        {"field_order", l.order == SnowflakeFieldOrder::kTimeSequenceWorker
+                            ? "time_sequence_worker"
+                            : "time_worker_sequence"},
+        {"clock_policy", policy_name(d.snowflake->policy)},
+        {"issued", std::to_string(d.snowflake->issued)},
+    };
+  }
+  return json::object{{"name", spec.name},
+                      {"kind", kind_name(spec.kind)},
+                      {"issued", std::to_string(d.uuids_issued)}};
+}
+
+json::object sequence_list_json(const std::vector<SequenceDescription>& list) {
   json::array sequences;
   sequences.reserve(list.size());
-  for (const auto& info : list) sequences.push_back(sequence_json(info));
+  for (const auto& d : list) sequences.push_back(sequence_description_json(d));
   return json::object{{"sequences", std::move(sequences)}};
 }
 

@@ -64,7 +64,6 @@ struct HttpDeps {
   AuthThrottle* auth_throttle = nullptr;
 };
 
-inline constexpr std::size_t kMaxIdsPerRequest = 10000;
 inline constexpr std::size_t kDefaultLeaseListLimit = 20;
 inline constexpr std::size_t kMaxLeaseListLimit = 1000;
 inline constexpr std::size_t kMaxHolderLength = 128;

@@ -1,6 +1,10 @@
 #include "server/http/sequence_handlers.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "server/core/ticket_errc.h"
 #include "server/http/handler_support.h"
@@ -9,68 +13,116 @@
 
 namespace ticketd::http {
 
+namespace json = boost::json;
 using beast::http::status;
 
 void get_sequences(const Reply& reply, const RouteRequest&) {
-  reply.json(status::ok, sequence_list_json(reply.deps().tickets.list()));
+  reply.json(status::ok, sequence_list_json(reply.deps().tickets.describe_all()));
 }
 
 void get_sequence(const Reply& reply, const RouteRequest& in) {
   const std::string& name = in.path.get("name");
-  auto seq = reply.deps().tickets.find(name);
-  if (!seq) {
-    if (auto g = reply.deps().tickets.find_gapless(name)) {
-      const auto a = g->audit(0);
-      return reply.json(status::ok, gapless_sequence_json(name, a, g->next_value()));
-    }
-    return reply.fail(unknown_sequence(name));
-  }
-  reply.json(status::ok, sequence_json(seq->info()));
+  auto d = reply.deps().tickets.describe(name);
+  if (!d) return reply.fail(unknown_sequence(name));
+  reply.json(status::ok, sequence_description_json(*d));
 }
+
+namespace {
+
+// The body fields each kind takes (besides "name" and "kind"); any other is refused by name.
+constexpr std::string_view kCounterFields[] = {"start", "increment", "offset", "max_value"};
+constexpr std::string_view kGaplessFields[] = {"order", "reservation_ttl_ms",
+                                               "max_reservation_ttl_ms", "strict_wait_ms"};
+
+bool takes(SequenceKind kind, std::string_view field) {
+  const auto in = [field](const auto& list) {
+    return std::find(std::begin(list), std::end(list), field) != std::end(list);
+  };
+  switch (kind) {
+    case SequenceKind::kTicket:
+      return in(kCounterFields) || field == "cache";
+    case SequenceKind::kGapless:
+      return in(kCounterFields) || in(kGaplessFields);
+    case SequenceKind::kSnowflake:
+    case SequenceKind::kUuidV7:
+      return false;
+  }
+  return false;
+}
+
+// Reads the definition PUT creates; its bounds are checked by the core (validate()).
+DetailedResult<SequenceDefinition> read_definition(const json::object& body,
+                                                   const std::string& name) {
+  SequenceDefinition d;
+  d.spec.name = name;
+  if (auto n = read_string(body, "name"); !n) {
+    return n.error();
+  } else if (*n && **n != name) {
+    return Error{HttpErrc::kInvalidField,
+                 "field 'name' ('" + **n + "') differs from the name in the path ('" + name + "')"};
+  }
+  auto kind = read_string(body, "kind");
+  if (!kind) return kind.error();
+  if (*kind) {
+    auto k = parse_kind(**kind);
+    if (!k) return Error{HttpErrc::kInvalidField, "unknown kind '" + **kind + "'"};
+    d.spec.kind = *k;
+  }
+  for (const auto& [key, _] : body) {
+    if (key != "name" && key != "kind" && !takes(d.spec.kind, key)) {
+      return Error{HttpErrc::kInvalidField, "field '" + std::string(key) +
+                                                "' does not apply to kind " +
+                                                std::string(kind_name(d.spec.kind))};
+    }
+  }
+  auto start = read_id(body, "start");
+  auto max_value = read_id(body, "max_value");
+  auto increment = read_id(body, "increment");
+  auto offset = read_id(body, "offset");
+  auto cache = read_id(body, "cache");
+  for (const auto* r : {&start, &max_value, &increment, &offset, &cache}) {
+    if (!*r) return r->error();
+  }
+  if (*start) d.spec.start = **start;
+  if (*max_value) d.spec.max_value = **max_value;
+  if (*increment) d.spec.increment = **increment;
+  if (*offset) d.spec.offset = **offset;
+  if (*cache) d.spec.cache = **cache;
+  auto order = read_string(body, "order");
+  if (!order) return order.error();
+  if (*order) {
+    if (**order != "relaxed" && **order != "strict") {
+      return Error{HttpErrc::kInvalidField,
+                   "'order' must be relaxed or strict, got '" + **order + "'"};
+    }
+    d.gapless.order = **order == "strict" ? GaplessOrder::kStrict : GaplessOrder::kRelaxed;
+  }
+  for (auto [field, target] :
+       {std::pair{"reservation_ttl_ms", &d.gapless.reservation_ttl_ms},
+        std::pair{"max_reservation_ttl_ms", &d.gapless.max_reservation_ttl_ms},
+        std::pair{"strict_wait_ms", &d.gapless.strict_wait_ms}}) {
+    auto v = read_integer(body, field, 0, kMaxJsonSafeInteger);
+    if (!v) return v.error();
+    if (*v) *target = static_cast<std::int64_t>(**v);
+  }
+  return d;
+}
+
+}  // namespace
 
 void put_sequence(const Reply& reply, const RouteRequest& in) {
   const std::string& name = in.path.get("name");
-  auto body =
-      body_object(in.http, {"name", "kind", "start", "increment", "offset", "max_value", "cache"});
+  auto body = body_object(
+      in.http, {"name", "kind", "start", "increment", "offset", "max_value", "cache", "order",
+                "reservation_ttl_ms", "max_reservation_ttl_ms", "strict_wait_ms"});
   if (!body) return reply.fail(body.error());
-  SequenceSpec spec;
-  spec.name = name;
-  if (auto n = read_string(*body, "name"); !n) {
-    return reply.fail(n.error());
-  } else if (*n && **n != name) {
-    return reply.fail(
-        HttpErrc::kInvalidField,
-        "field 'name' ('" + **n + "') differs from the name in the path ('" + name + "')");
-  }
-  auto kind = read_string(*body, "kind");
-  if (!kind) return reply.fail(kind.error());
-  if (*kind) {
-    auto k = parse_kind(**kind);
-    if (!k) return reply.fail(HttpErrc::kInvalidField, "unknown kind '" + **kind + "'");
-    // Gapless and Snowflake sequences have their own issues; until they land only ticket works.
-    if (*k != SequenceKind::kTicket) {
-      return reply.fail(HttpErrc::kNotBuiltYet, "kind '" + **kind + "' is not built yet");
-    }
-    spec.kind = *k;
-  }
-  auto start = read_id(*body, "start");
-  auto max_value = read_id(*body, "max_value");
-  auto increment = read_integer(*body, "increment", 1, 65535);
-  auto offset = read_integer(*body, "offset", 1, 65535);
-  auto cache = read_integer(*body, "cache", 1, std::uint64_t{1} << 53);
-  for (const auto* r : {&start, &max_value, &increment, &offset, &cache}) {
-    if (!*r) return reply.fail(r->error());
-  }
-  if (*start) spec.start = **start;
-  if (*max_value) spec.max_value = **max_value;
-  if (*increment) spec.increment = **increment;
-  if (*offset) spec.offset = **offset;
-  if (*cache) spec.cache = **cache;
-  reply.deps().tickets.create(spec, CreateOptions{}, [reply, name](DetailedResult<void> r) {
+  auto d = read_definition(*body, name);
+  if (!d) return reply.fail(d.error());
+  reply.deps().tickets.create(*d, CreateOptions{}, [reply, name](DetailedResult<void> r) {
     if (!r) return reply.fail(r.error());
-    auto seq = reply.deps().tickets.find(name);
-    if (!seq) return reply.fail(unknown_sequence(name));  // dropped right after creation
-    reply.json(status::created, sequence_json(seq->info()));
+    auto created = reply.deps().tickets.describe(name);
+    if (!created) return reply.fail(unknown_sequence(name));  // dropped right after creation
+    reply.json(status::created, sequence_description_json(*created));
   });
 }
 
@@ -82,6 +134,10 @@ void patch_sequence(const Reply& reply, const RouteRequest& in) {
   if (!next) return reply.fail(next.error());
   if (!*next) return reply.fail(HttpErrc::kInvalidField, "field 'next' is required");
   auto seq = reply.deps().tickets.find(name);
+  if (!seq && reply.deps().tickets.exists(name)) {
+    return reply.fail(TicketErrc::kWrongKind,
+                      "sequence '" + name + "' is not a ticket sequence: only those move forward");
+  }
   if (!seq) return reply.fail(unknown_sequence(name));
   // The engine treats a smaller target as a no-op (as MySQL does); over HTTP a backwards move
   // is almost certainly a mistake, so it is refused. A concurrent issue between this check and

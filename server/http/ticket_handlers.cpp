@@ -29,7 +29,7 @@ void post_next(const Reply& reply, const RouteRequest& in) {
   const std::string& name = in.path.get("name");
   auto body = body_object(in.http, {"count"});
   if (!body) return reply.fail(body.error());
-  auto count = read_integer(*body, "count", 1, kMaxIdsPerRequest);
+  auto count = read_integer(*body, "count", 1, kMaxIdsPerCall);
   if (!count) return reply.fail(count.error());
   const std::uint64_t n = count->value_or(1);
   if (auto uuids = reply.deps().tickets.find_uuidv7(name)) {

@@ -40,6 +40,7 @@ struct HttpEngine {
         metrics(tickets, committer, clock),
         deps{tickets,           leases, metrics, clock, sessions, [this] { return ready.load(); },
              std::move(options)} {
+    tickets.enable_runtime_kinds(RuntimeKinds{&clock, &reads, nullptr});
     EXPECT_TRUE(tickets.load());
     EXPECT_TRUE(tickets.ensure_configured(SequenceSpec{.name = "Tickets64"}));
     EXPECT_TRUE(tickets.ensure_configured(

@@ -111,7 +111,7 @@ TEST(HttpRoutes, IdsAboveTwoToThe53AreExactStrings) {
 TEST(HttpRoutes, BadCountsAre422AndIssueNothing) {
   HttpEngine e;
   for (const char* body :
-       {R"({"count":0})", R"({"count":10001})", R"({"count":-1})", R"({"count":"5"})",
+       {R"({"count":0})", R"({"count":100001})", R"({"count":-1})", R"({"count":"5"})",
         R"({"count":1.5})", R"({"count":1e3})", R"({"count":null})", R"({"count":true})",
         R"({"count":[1]})", R"({"count":99999999999999999999999})",
         R"({"count":18446744073709551616})", R"({"count":18446744073709551615})"}) {
@@ -323,7 +323,9 @@ TEST(HttpRoutes, ListsSequencesWithLargeValuesAsStrings) {
   auto r = e.call(make_request(verb::get, "/v1/sequences"));
   ASSERT_EQ(r.result(), status::ok);
   auto list = body_of(r).at("sequences").as_array();
-  ASSERT_EQ(list.size(), 2u);
+  // Every kind is listed, by name: the fixture's UUIDv7 sequence comes last.
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(json::serialize(list[2]), R"({"name":"Uuids","kind":"uuidv7","issued":"0"})");
   const auto& t32 = list[0].as_object();
   EXPECT_EQ(t32.at("name").as_string(), "Tickets32");
   EXPECT_EQ(t32.at("max_value").as_string(), "4294967295");
@@ -371,25 +373,66 @@ TEST(HttpRoutes, PutWithEmptyBodyUsesDefaults) {
   EXPECT_EQ(body_of(r).at("kind").as_string(), "ticket");
 }
 
-TEST(HttpRoutes, PutOfAKindNotBuiltYetIs422) {
+TEST(HttpRoutes, PutCreatesEveryKindAndGetDescribesItWithItsOwnFields) {
   HttpEngine e;
-  for (const char* kind : {"gapless", "snowflake"}) {
-    auto r = e.call(
-        make_request(verb::put, "/v1/sequences/k", std::string(R"({"kind":")") + kind + "\"}"));
-    EXPECT_EQ(r.result(), status::unprocessable_entity);
-    EXPECT_EQ(r.body(), std::string(R"({"error":{"code":"not_built_yet","message":"kind ')") +
-                            kind + R"(' is not built yet"}})");
+  auto g = e.call(make_request(verb::put, "/v1/sequences/Inv",
+                               R"({"kind":"gapless","start":"100","order":"strict",)"
+                               R"("reservation_ttl_ms":5000})"));
+  ASSERT_EQ(g.result(), status::created) << g.body();
+  auto gb = body_of(g);
+  EXPECT_EQ(gb.at("kind").as_string(), "gapless");
+  EXPECT_EQ(gb.at("order").as_string(), "strict");
+  EXPECT_EQ(gb.at("next_value").as_string(), "100");
+  EXPECT_EQ(gb.at("reservation_ttl_ms").as_int64(), 5000);
+  EXPECT_TRUE(gb.at("committed_through").is_null());
+  auto u = e.call(make_request(verb::put, "/v1/sequences/Events", R"({"kind":"uuidv7"})"));
+  ASSERT_EQ(u.result(), status::created) << u.body();
+  EXPECT_EQ(u.body(), R"({"name":"Events","kind":"uuidv7","issued":"0"})");
+  // A gapless sequence issues its numbers over /next; the listing shows every kind, by name.
+  EXPECT_EQ(post_next(e, "", "Inv").body(), R"({"sequence":"Inv","ids":["100"]})");
+  auto one = body_of(e.call(make_request(verb::get, "/v1/sequences/Inv")));
+  EXPECT_EQ(one.at("committed_through").as_string(), "100");
+  auto list = body_of(e.call(make_request(verb::get, "/v1/sequences")));
+  std::vector<std::pair<std::string, std::string>> kinds;
+  for (const auto& s : list.at("sequences").as_array()) {
+    kinds.emplace_back(s.at("name").as_string(), s.at("kind").as_string());
   }
-  EXPECT_FALSE(e.tickets.exists("k"));
+  EXPECT_EQ(kinds, (std::vector<std::pair<std::string, std::string>>{{"Events", "uuidv7"},
+                                                                     {"Inv", "gapless"},
+                                                                     {"Tickets32", "ticket"},
+                                                                     {"Tickets64", "ticket"},
+                                                                     {"Uuids", "uuidv7"}}));
+  // Fields of another kind are refused by name, and nothing is created.
+  auto bad = e.call(make_request(verb::put, "/v1/sequences/x", R"({"kind":"uuidv7","cache":5})"));
+  EXPECT_EQ(bad.result(), status::unprocessable_entity);
+  EXPECT_NE(bad.body().find("'cache' does not apply to kind uuidv7"), std::string::npos);
+  auto bad2 = e.call(make_request(verb::put, "/v1/sequences/x", R"({"order":"strict"})"));
+  EXPECT_EQ(bad2.result(), status::unprocessable_entity);
+  EXPECT_FALSE(e.tickets.exists("x"));
+}
+
+TEST(HttpRoutes, DeleteDropsEveryKind) {
+  HttpEngine e;
+  ASSERT_EQ(e.call(make_request(verb::put, "/v1/sequences/Inv", R"({"kind":"gapless"})")).result(),
+            status::created);
+  for (const char* name : {"Inv", "Uuids", "Tickets32"}) {
+    auto r = e.call(make_request(verb::delete_, std::string("/v1/sequences/") + name));
+    EXPECT_EQ(r.result(), status::no_content) << name << " " << r.body();
+    EXPECT_EQ(e.call(make_request(verb::get, std::string("/v1/sequences/") + name)).result(),
+              status::not_found)
+        << name;
+  }
 }
 
 TEST(HttpRoutes, PutRejectsBadSpecs) {
   HttpEngine e;
-  for (const char* body : {R"({"kind":"bogus"})", R"({"kind":1})", R"({"increment":0})",
-                           R"({"increment":65536})", R"({"offset":3,"increment":2})",
-                           R"({"start":0})", R"({"start":"-5"})", R"({"start":"1e3"})",
-                           R"({"start":"18446744073709551616"})", R"({"start":100,"max_value":50})",
-                           R"({"cache":0})", R"({"name":"other"})", R"({"colour":"red"})"}) {
+  for (const char* body :
+       {R"({"kind":"bogus"})", R"({"kind":1})", R"({"increment":0})", R"({"increment":65536})",
+        R"({"offset":3,"increment":2})", R"({"start":0})", R"({"start":"-5"})",
+        R"({"start":"1e3"})", R"({"start":"18446744073709551616"})",
+        R"({"start":100,"max_value":50})", R"({"cache":0})", R"({"cache":1000000001})",
+        R"({"name":"other"})", R"({"colour":"red"})", R"({"kind":"gapless","strict_wait_ms":0})",
+        R"({"kind":"gapless","reservation_ttl_ms":90000000})"}) {
     auto r = e.call(make_request(verb::put, "/v1/sequences/s", body));
     EXPECT_EQ(r.result(), status::unprocessable_entity) << body << " " << r.body();
   }

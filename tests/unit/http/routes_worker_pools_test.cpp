@@ -207,13 +207,13 @@ TEST(HttpUuidv7Routes, NextReturnsCanonicalIncreasingUuids) {
 
 TEST(HttpUuidv7Routes, CountLimitsAndBlocksFollowTheUsualRules) {
   HttpEngine e;
-  auto over = e.call(make_request(verb::post, "/v1/sequences/Uuids/next", R"({"count":10001})"));
+  auto over = e.call(make_request(verb::post, "/v1/sequences/Uuids/next", R"({"count":100001})"));
   EXPECT_EQ(over.result(), status::unprocessable_entity);
   auto zero = e.call(make_request(verb::post, "/v1/sequences/Uuids/next", R"({"count":0})"));
   EXPECT_EQ(zero.result(), status::unprocessable_entity);
-  auto max = e.call(make_request(verb::post, "/v1/sequences/Uuids/next", R"({"count":10000})"));
+  auto max = e.call(make_request(verb::post, "/v1/sequences/Uuids/next", R"({"count":100000})"));
   ASSERT_EQ(max.result(), status::ok);
-  EXPECT_EQ(body_of(max).at("ids").as_array().size(), 10000u);
+  EXPECT_EQ(body_of(max).at("ids").as_array().size(), 100000u);
   auto block = e.call(make_request(verb::post, "/v1/sequences/Uuids/blocks", R"({"size":5})"));
   EXPECT_EQ(block.result(), status::conflict);
   EXPECT_EQ(error_code_of(block), "wrong_kind");
