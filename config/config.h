@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "server/base/utc_time.h"
+
 namespace ticketd::config {
 
 struct ListenAddress {
@@ -121,8 +123,8 @@ struct Config {
   std::vector<WorkerPoolConfig> worker_pools;
 };
 
-/// Parses "YYYY-MM-DDTHH:MM:SS[.mmm]Z" to Unix milliseconds.
-[[nodiscard]] std::optional<std::int64_t> parse_utc_ms(const std::string& text);
+/// Parses "YYYY-MM-DDTHH:MM:SS[.mmm]Z" to Unix milliseconds (snowflake.epoch).
+using ::ticketd::parse_utc_ms;
 
 /// The password the shipped config uses; refused on a non-loopback MySQL listen address.
 inline constexpr const char* kDefaultPassword = "ticket";

@@ -1,9 +1,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
-#include <charconv>
-#include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -14,6 +11,7 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "server/base/parse_int.h"
 
 namespace ticketd::config {
 namespace {
@@ -66,13 +64,13 @@ class Loader {
                 std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
     auto node = parent[key];
     if (!node) return false;
-    std::uint64_t v = 0;
     const auto& s = node.IsScalar() ? node.Scalar() : std::string();
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (!node.IsScalar() || s.empty() || ec != std::errc() || ptr != s.data() + s.size()) {
+    const auto parsed = parse_u64(s);
+    if (!node.IsScalar() || !parsed) {
       error(node, join(path, key), "expected a non-negative integer, got '" + s + "'");
       return false;
     }
+    const std::uint64_t v = *parsed;
     if (v < min || v > max) {
       error(node, join(path, key),
             "must be between " + std::to_string(min) + " and " + std::to_string(max));
@@ -597,54 +595,9 @@ std::optional<ListenAddress> parse_listen(const std::string& text) {
   } else if (host.find(':') != std::string::npos) {
     return std::nullopt;  // IPv6 needs brackets
   }
-  auto port_text = std::string_view(text).substr(colon + 1);
-  unsigned port = 0;
-  auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (port_text.empty() || ec != std::errc() || ptr != port_text.data() + port_text.size() ||
-      port > 65535) {
-    return std::nullopt;
-  }
-  return ListenAddress{host, static_cast<std::uint16_t>(port)};
-}
-
-std::optional<std::int64_t> parse_utc_ms(const std::string& text) {
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, ms = 0;
-  char z = 0;
-  int consumed = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
-                  &consumed) != 6) {
-    return std::nullopt;
-  }
-  std::string rest = text.substr(static_cast<std::size_t>(consumed));
-  if (!rest.empty() && rest[0] == '.') {
-    int digits = 0;
-    std::size_t i = 1;
-    for (; i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i])); ++i) {
-      if (digits < 3) {
-        ms = ms * 10 + (rest[i] - '0');
-        ++digits;
-      }
-    }
-    if (digits == 0) return std::nullopt;
-    while (digits < 3) {
-      ms *= 10;
-      ++digits;
-    }
-    rest = rest.substr(i);
-  }
-  z = rest.size() == 1 ? rest[0] : 0;
-  if (z != 'Z' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) {
-    return std::nullopt;
-  }
-  std::tm tm{};
-  tm.tm_year = y - 1900;
-  tm.tm_mon = mo - 1;
-  tm.tm_mday = d;
-  tm.tm_hour = h;
-  tm.tm_min = mi;
-  tm.tm_sec = sec;
-  const std::time_t t = timegm(&tm);
-  return static_cast<std::int64_t>(t) * 1000 + ms;
+  const auto port = parse_int<std::uint16_t>(std::string_view(text).substr(colon + 1));
+  if (!port) return std::nullopt;
+  return ListenAddress{host, *port};
 }
 
 bool is_loopback(const std::string& host) {

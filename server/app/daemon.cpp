@@ -7,7 +7,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -16,6 +15,7 @@
 
 #include "server/app/data_dir_lock.h"
 #include "server/base/log.h"
+#include "server/base/parse_int.h"
 #include "server/core/auth_throttle.h"
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
@@ -93,15 +93,14 @@ DetailedResult<std::shared_ptr<SnowflakeGenerator>> open_snowflake(
   if (sf.worker_source == "env") {
     // A StatefulSet pod index, for example; it must be a plain non-negative integer.
     const char* v = std::getenv(sf.worker_env.c_str());
-    std::uint64_t id = 0;
     const std::string text = v == nullptr ? "" : v;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
+    const auto id = parse_u64(text);
+    if (!id) {
       return Error{TicketErrc::kInvalidArgument,
                    "snowflake.worker_id: environment variable " + sf.worker_env +
                        " must hold the worker id, got '" + text + "'"};
     }
-    o.worker_id = id;
+    o.worker_id = *id;
   }
   o.policy = sf.clock_policy == "fail"      ? ClockPolicy::kFail
              : sf.clock_policy == "logical" ? ClockPolicy::kLogical

@@ -3,9 +3,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <mutex>
 #include <string>
+
+#include "server/base/utc_time.h"
 
 namespace ticketd::log {
 namespace {
@@ -36,15 +37,12 @@ bool enabled(Level level) { return static_cast<int>(level) >= g_level.load(); }
 void write(Level level, std::string_view message) {
   if (!enabled(level)) return;
   // Log lines carry wall-clock time for operators; this is not engine time (see Clock).
-  auto now = std::chrono::system_clock::now();
-  auto secs = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const std::string stamp = format_utc_ms(now_ms);
   std::lock_guard lock(g_mutex);
-  std::fprintf(stderr, "%s.%03dZ %-5s %.*s\n", stamp, static_cast<int>(ms.count()), name(level),
+  std::fprintf(stderr, "%s %-5s %.*s\n", stamp.c_str(), name(level),
                static_cast<int>(message.size()), message.data());
 }
 

@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <string>
+
+// format_utc_ms() lives in base; whoever prints a Clock reading finds it here too.
+#include "server/base/utc_time.h"
 
 namespace ticketd {
 
@@ -24,8 +26,5 @@ class SystemClock final : public Clock {
         .count();
   }
 };
-
-/// "2026-01-01T00:00:00.000Z": RFC 3339 UTC with milliseconds, for APIs and log lines.
-[[nodiscard]] std::string format_utc_ms(std::int64_t unix_ms);
 
 }  // namespace ticketd

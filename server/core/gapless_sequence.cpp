@@ -1,32 +1,19 @@
 #include "server/core/gapless_sequence.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <iterator>
 #include <random>
 #include <utility>
 
 #include "server/base/log.h"
+#include "server/base/parse_int.h"
+#include "server/base/record_codec.h"
 #include "server/core/ticket_errc.h"
 #include "server/core/ticket_sequence.h"
 
 namespace ticketd {
 namespace {
-
-std::optional<std::uint64_t> parse_u64(std::string_view s) {
-  std::uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
-std::optional<std::int64_t> parse_i64(std::string_view s) {
-  std::int64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
 
 std::string number_key(std::string_view prefix, std::string_view kind, std::uint64_t n) {
   char digits[24];
@@ -35,65 +22,6 @@ std::string number_key(std::string_view prefix, std::string_view kind, std::uint
   k.reserve(prefix.size() + kind.size() + 21);
   k.append(prefix).append(kind).append("/").append(digits);
   return k;
-}
-
-// "first_open=N first=F step=S"
-std::string encode_frontier(std::uint64_t first_open, std::uint64_t first, std::uint64_t step) {
-  return "first_open=" + std::to_string(first_open) + " first=" + std::to_string(first) +
-         " step=" + std::to_string(step);
-}
-
-struct Frontier {
-  std::uint64_t first_open = 0, first = 0, step = 0;
-};
-
-std::optional<Frontier> decode_frontier(std::string_view text) {
-  Frontier f;
-  int seen = 0;
-  while (!text.empty()) {
-    auto sp = text.find(' ');
-    auto field = text.substr(0, sp);
-    text = sp == std::string_view::npos ? std::string_view{} : text.substr(sp + 1);
-    auto eq = field.find('=');
-    if (eq == std::string_view::npos) return std::nullopt;
-    auto v = parse_u64(field.substr(eq + 1));
-    if (!v) return std::nullopt;
-    auto k = field.substr(0, eq);
-    if (k == "first_open") f.first_open = *v, seen |= 1;
-    if (k == "first") f.first = *v, seen |= 2;
-    if (k == "step") f.step = *v, seen |= 4;
-  }
-  if (seen != 7 || f.step == 0) return std::nullopt;
-  return f;
-}
-
-// "id=<id> expires_at_ms=<ms> holder=<the rest, any bytes>"
-std::string encode_reservation(const Reservation& r) {
-  return "id=" + r.id + " expires_at_ms=" + std::to_string(r.expires_at_unix_ms) +
-         " holder=" + r.holder;
-}
-
-std::optional<Reservation> decode_reservation(std::uint64_t number, std::string_view text) {
-  Reservation r;
-  r.number = number;
-  if (!text.starts_with("id=")) return std::nullopt;
-  text.remove_prefix(3);
-  auto sp = text.find(' ');
-  if (sp == std::string_view::npos) return std::nullopt;
-  r.id = std::string(text.substr(0, sp));
-  text.remove_prefix(sp + 1);
-  if (!text.starts_with("expires_at_ms=")) return std::nullopt;
-  text.remove_prefix(14);
-  sp = text.find(' ');
-  if (sp == std::string_view::npos) return std::nullopt;
-  auto exp = parse_i64(text.substr(0, sp));
-  if (!exp) return std::nullopt;
-  r.expires_at_unix_ms = *exp;
-  text.remove_prefix(sp + 1);
-  if (!text.starts_with("holder=")) return std::nullopt;
-  r.holder = std::string(text.substr(7));
-  if (r.id.empty() || !r.id.starts_with(std::to_string(number) + "-")) return std::nullopt;
-  return r;
 }
 
 // Splits "<name>/<kind>/<20 digits>" or "<name>/f" (the part after "gapless/").
@@ -127,6 +55,43 @@ Error corrupt(const std::string& name, std::string_view what) {
 }
 
 }  // namespace
+
+std::string encode_frontier(const GaplessFrontier& f) {
+  return RecordWriter()
+      .add("first_open", f.first_open)
+      .add("first", f.first)
+      .add("step", f.step)
+      .finish();
+}
+
+std::optional<GaplessFrontier> decode_frontier(std::string_view text) {
+  const auto rec = RecordView::parse(text);
+  if (!rec) return std::nullopt;
+  const auto first_open = rec->get_u64("first_open");
+  const auto first = rec->get_u64("first");
+  const auto step = rec->get_u64("step");
+  if (!first_open || !first || !step || *step == 0) return std::nullopt;
+  return GaplessFrontier{*first_open, *first, *step};
+}
+
+std::string encode_reservation(const Reservation& r) {
+  return RecordWriter()
+      .add("id", r.id)
+      .add("expires_at_ms", r.expires_at_unix_ms)
+      .finish("holder", r.holder);
+}
+
+std::optional<Reservation> decode_reservation(std::uint64_t number, std::string_view text) {
+  const auto rec = RecordView::parse(text, "holder");
+  if (!rec) return std::nullopt;
+  const auto id = rec->get("id");
+  const auto expires_at = rec->get_i64("expires_at_ms");
+  const auto holder = rec->get("holder");
+  if (!id || !expires_at || !holder || !id->starts_with(std::to_string(number) + "-")) {
+    return std::nullopt;
+  }
+  return Reservation{std::string(*id), number, std::string(*holder), *expires_at};
+}
 
 std::string_view order_name(GaplessOrder order) {
   return order == GaplessOrder::kStrict ? "strict" : "relaxed";
@@ -325,7 +290,8 @@ void GaplessSequence::submit_locked(std::vector<Mutation> mutations, GroupCommit
     deletes.assign(std::make_move_iterator(split), std::make_move_iterator(fold_deletes_.end()));
     fold_deletes_.erase(split, fold_deletes_.end());
     for (const auto& k : deletes) mutations.push_back(Mutation{k, std::nullopt});
-    mutations.push_back(Mutation{prefix_ + "f", encode_frontier(folded, first_, spec_.increment)});
+    mutations.push_back(
+        Mutation{prefix_ + "f", encode_frontier(GaplessFrontier{folded, first_, spec_.increment})});
   }
   auto shared_done = std::make_shared<GroupCommitter::Done>(std::move(done));
   auto self = shared_from_this();
@@ -652,7 +618,7 @@ GaplessAudit GaplessSequence::audit(std::size_t list_limit) const {
 
 std::vector<std::string> verify_gapless_records(const KeyValues& records) {
   struct Seq {
-    std::optional<Frontier> frontier;
+    std::optional<GaplessFrontier> frontier;
     std::map<std::uint64_t, std::string> committed, reserved, voids;
   };
   std::map<std::string, Seq> seqs;

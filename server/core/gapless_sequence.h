@@ -200,4 +200,23 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
 
 inline constexpr std::string_view kGaplessPrefix = "gapless/";
 
+/// The record under "gapless/<name>/f": every number below `first_open` is committed, and the
+/// sequence was stored with this first value and step.
+struct GaplessFrontier {
+  std::uint64_t first_open = 0;
+  std::uint64_t first = 0;
+  std::uint64_t step = 0;
+  friend bool operator==(const GaplessFrontier&, const GaplessFrontier&) = default;
+};
+
+/// "first_open=N first=F step=S": no version field (the format predates it; a later one would
+/// add "v=2", which this reader ignores only if the fields above still mean the same).
+[[nodiscard]] std::string encode_frontier(const GaplessFrontier& frontier);
+[[nodiscard]] std::optional<GaplessFrontier> decode_frontier(std::string_view text);
+/// The record under "gapless/<name>/r/<number>": "id=<id> expires_at_ms=<ms> holder=<the rest,
+/// any bytes>". The id must belong to `number`.
+[[nodiscard]] std::string encode_reservation(const Reservation& reservation);
+[[nodiscard]] std::optional<Reservation> decode_reservation(std::uint64_t number,
+                                                            std::string_view text);
+
 }  // namespace ticketd

@@ -1,11 +1,11 @@
 #include "server/core/snowflake_generator.h"
 
 #include <algorithm>
-#include <charconv>
 #include <utility>
 #include <vector>
 
 #include "server/base/log.h"
+#include "server/base/record_codec.h"
 #include "server/core/ticket_errc.h"
 
 namespace ticketd {
@@ -24,11 +24,6 @@ class SnowflakeCategory final : public boost::system::error_category {
     return "unknown snowflake error";
   }
 };
-
-bool parse_i64(std::string_view s, std::int64_t& out) {
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
 
 // Reasons for kRetryLater: short enough for the small-string buffer, so a caller polling a full
 // tick does not allocate.
@@ -75,37 +70,19 @@ std::string snowflake_hwm_key(std::string_view name) {
 }
 
 std::string encode_hwm(const SnowflakeHwmRecord& r) {
-  return "v=1 hwm_unix_ms=" + std::to_string(r.hwm_unix_ms) +
-         " written_at_unix_ms=" + std::to_string(r.written_at_unix_ms);
+  return RecordWriter(1)
+      .add("hwm_unix_ms", r.hwm_unix_ms)
+      .add("written_at_unix_ms", r.written_at_unix_ms)
+      .finish();
 }
 
 std::optional<SnowflakeHwmRecord> decode_hwm(std::string_view text) {
-  SnowflakeHwmRecord r;
-  bool version_ok = false;
-  bool have_hwm = false;
-  bool have_written = false;
-  while (!text.empty()) {
-    const auto sp = text.find(' ');
-    const auto field = text.substr(0, sp);
-    text = sp == std::string_view::npos ? std::string_view{} : text.substr(sp + 1);
-    if (field.empty()) continue;
-    const auto eq = field.find('=');
-    if (eq == std::string_view::npos) return std::nullopt;
-    const auto k = field.substr(0, eq);
-    const auto v = field.substr(eq + 1);
-    if (k == "v") {
-      if (v != "1") return std::nullopt;
-      version_ok = true;
-    } else if (k == "hwm_unix_ms") {
-      if (!parse_i64(v, r.hwm_unix_ms)) return std::nullopt;
-      have_hwm = true;
-    } else if (k == "written_at_unix_ms") {
-      if (!parse_i64(v, r.written_at_unix_ms)) return std::nullopt;
-      have_written = true;
-    }  // a field from a newer version: keep going
-  }
-  if (!version_ok || !have_hwm || !have_written) return std::nullopt;
-  return r;
+  const auto rec = RecordView::parse(text);
+  if (!rec || !rec->version_is(1)) return std::nullopt;
+  const auto hwm = rec->get_i64("hwm_unix_ms");
+  const auto written_at = rec->get_i64("written_at_unix_ms");
+  if (!hwm || !written_at) return std::nullopt;
+  return SnowflakeHwmRecord{*hwm, *written_at};
 }
 
 SnowflakeGenerator::SnowflakeGenerator(Private, SnowflakeOptions options, GroupCommitter& committer,

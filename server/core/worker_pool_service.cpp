@@ -1,38 +1,19 @@
 #include "server/core/worker_pool_service.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <future>
 #include <utility>
 
 #include "server/base/log.h"
+#include "server/base/parse_int.h"
+#include "server/base/record_codec.h"
 #include "server/core/sequence_spec.h"
 #include "server/core/ticket_errc.h"
 #include "server/core/worker_errc.h"
 
 namespace ticketd {
 namespace {
-
-template <class T>
-std::optional<T> parse_number(std::string_view s) {
-  T v{};
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc{} || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-// Takes "name=value " from the front of `text`; the value ends at the next space.
-std::optional<std::string_view> take_field(std::string_view& text, std::string_view name) {
-  if (!text.starts_with(name) || text.size() <= name.size() || text[name.size()] != '=') {
-    return std::nullopt;
-  }
-  text.remove_prefix(name.size() + 1);
-  const auto end = std::min(text.find(' '), text.size());
-  auto value = text.substr(0, end);
-  text.remove_prefix(std::min(end + 1, text.size()));
-  return value;
-}
 
 std::string lease_id_of(std::uint32_t worker_id, std::uint64_t generation) {
   return std::to_string(worker_id) + "-" + std::to_string(generation);
@@ -42,8 +23,8 @@ std::string lease_id_of(std::uint32_t worker_id, std::uint64_t generation) {
 std::optional<std::pair<std::uint32_t, std::uint64_t>> parse_lease_id(std::string_view id) {
   const auto dash = id.find('-');
   if (dash == std::string_view::npos) return std::nullopt;
-  auto worker = parse_number<std::uint32_t>(id.substr(0, dash));
-  auto generation = parse_number<std::uint64_t>(id.substr(dash + 1));
+  auto worker = parse_int<std::uint32_t>(id.substr(0, dash));
+  auto generation = parse_int<std::uint64_t>(id.substr(dash + 1));
   if (!worker || !generation || *generation == 0) return std::nullopt;
   return std::pair{*worker, *generation};
 }
@@ -94,41 +75,40 @@ std::string worker_slot_key(std::string_view pool, std::uint32_t worker_id) {
 }
 
 std::string encode_worker_slot(const WorkerSlotRecord& r) {
-  return "v=1 gen=" + std::to_string(r.generation) +
-         " state=" + (r.released ? "released" : "leased") +
-         " granted_at_ms=" + std::to_string(r.granted_at_ms) +
-         " ttl_ms=" + std::to_string(r.ttl_ms) +
-         " expires_at_ms=" + std::to_string(r.expires_at_ms) +
-         " not_before_ms=" + std::to_string(r.not_before_ms) +
-         " high_water_ms=" + std::to_string(r.high_water_ms) +
-         " released_at_ms=" + std::to_string(r.released_at_ms) + " holder=" + r.holder;
+  return RecordWriter(1)
+      .add("gen", r.generation)
+      .add("state", r.released ? "released" : "leased")
+      .add("granted_at_ms", r.granted_at_ms)
+      .add("ttl_ms", r.ttl_ms)
+      .add("expires_at_ms", r.expires_at_ms)
+      .add("not_before_ms", r.not_before_ms)
+      .add("high_water_ms", r.high_water_ms)
+      .add("released_at_ms", r.released_at_ms)
+      .finish("holder", r.holder);
 }
 
 std::optional<WorkerSlotRecord> decode_worker_slot(std::string_view text) {
-  auto version = take_field(text, "v");
-  if (!version || *version != "1") return std::nullopt;
-  WorkerSlotRecord r;
-  auto gen = take_field(text, "gen");
-  auto state = gen ? take_field(text, "state") : std::nullopt;
-  if (!state || (*state != "leased" && *state != "released")) return std::nullopt;
-  r.released = *state == "released";
-  if (auto g = parse_number<std::uint64_t>(*gen)) {
-    r.generation = *g;
-  } else {
+  const auto rec = RecordView::parse(text, "holder");
+  if (!rec || !rec->version_is(1)) return std::nullopt;
+  const auto state = rec->get("state");
+  const auto generation = rec->get_u64("gen");
+  const auto holder = rec->get("holder");
+  if (!state || (*state != "leased" && *state != "released") || !generation || !holder) {
     return std::nullopt;
   }
+  WorkerSlotRecord r;
+  r.generation = *generation;
+  r.released = *state == "released";
+  r.holder = std::string(*holder);
   for (auto [name, field] :
        {std::pair{"granted_at_ms", &r.granted_at_ms}, std::pair{"ttl_ms", &r.ttl_ms},
         std::pair{"expires_at_ms", &r.expires_at_ms}, std::pair{"not_before_ms", &r.not_before_ms},
         std::pair{"high_water_ms", &r.high_water_ms},
         std::pair{"released_at_ms", &r.released_at_ms}}) {
-    auto value = take_field(text, name);
-    auto n = value ? parse_number<std::int64_t>(*value) : std::nullopt;
-    if (!n) return std::nullopt;
-    *field = *n;
+    const auto value = rec->get_i64(name);
+    if (!value) return std::nullopt;
+    *field = *value;
   }
-  if (!text.starts_with("holder=")) return std::nullopt;
-  r.holder = std::string(text.substr(7));
   return r;
 }
 
@@ -170,7 +150,7 @@ DetailedResult<void> WorkerPoolService::add_pool(const WorkerPoolSpec& spec) {
   std::size_t live = 0;
   const auto now = clock_.now_unix_ms();
   for (const auto& [key, value] : *rows) {
-    auto id = parse_number<std::uint32_t>(std::string_view(key).substr(prefix.size()));
+    auto id = parse_int<std::uint32_t>(std::string_view(key).substr(prefix.size()));
     auto record = decode_worker_slot(value);
     if (!id || !record || *id >= kMaxWorkerPoolSize) {
       return Error{StorageErrc::kCorruption, "cannot decode worker slot record '" + key + "'"};

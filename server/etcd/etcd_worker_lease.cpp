@@ -1,11 +1,11 @@
 #include "server/etcd/etcd_worker_lease.h"
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 #include <utility>
 
 #include "server/base/log.h"
+#include "server/base/parse_int.h"
 #include "server/core/snowflake_generator.h"
 #include "storage/counter_store.h"
 
@@ -87,9 +87,7 @@ DetailedResult<void> EtcdWorkerLease::claim() {
   std::set<std::uint64_t> taken;
   for (const auto& kv : listed->kvs) {
     const std::string_view rest = std::string_view(kv.key).substr(options_.prefix.size());
-    std::uint64_t id = 0;
-    auto [ptr, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), id);
-    if (!rest.empty() && ec == std::errc() && ptr == rest.data() + rest.size()) taken.insert(id);
+    if (const auto id = parse_u64(rest)) taken.insert(*id);
   }
 
   const std::uint64_t max_id = (std::uint64_t{1} << options_.worker_bits) - 1;

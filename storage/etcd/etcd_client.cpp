@@ -7,10 +7,11 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <charconv>
 #include <mutex>
 #include <optional>
 #include <utility>
+
+#include "server/base/parse_int.h"
 
 namespace ticketd::etcd {
 namespace asio = boost::asio;
@@ -60,13 +61,11 @@ Result<Endpoint> parse_endpoint(std::string_view url) {
     e.host = std::string(url.substr(0, colon));
     port = url.substr(colon + 1);
   }
-  unsigned value = 0;
-  auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-  if (e.host.empty() || e.host.find('/') != std::string::npos || port.empty() ||
-      ec != std::errc() || ptr != port.data() + port.size() || value == 0 || value > 65535) {
+  const auto value = parse_int<std::uint16_t>(port);
+  if (e.host.empty() || e.host.find('/') != std::string::npos || !value || *value == 0) {
     return bad;
   }
-  e.port = static_cast<std::uint16_t>(value);
+  e.port = *value;
   return e;
 }
 

@@ -6,8 +6,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
-#include <charconv>
 #include <utility>
+
+#include "server/base/parse_int.h"
 
 namespace ticketd::etcd {
 namespace json = boost::json;
@@ -163,10 +164,9 @@ bool read_int(const json::object& o, std::string_view key, T& out) {
   }
   if (!v->is_string()) return false;
   const auto& s = v->get_string();
-  T parsed = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), parsed);
-  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return false;
-  out = parsed;
+  const auto parsed = parse_int<T>(s);
+  if (!parsed) return false;
+  out = *parsed;
   return true;
 }
 

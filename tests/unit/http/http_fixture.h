@@ -14,19 +14,12 @@
 #include "server/http/routes.h"
 #include "server/metrics/metrics.h"
 #include "server/net/session_registry.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/scripted_store.h"
 
 namespace ticketd::http::testing {
 
-class FakeClock final : public Clock {
- public:
-  [[nodiscard]] std::int64_t now_unix_ms() const override { return ms_.load(); }
-  void set(std::int64_t ms) { ms_.store(ms); }
-  void advance(std::int64_t ms) { ms_.fetch_add(ms); }
-
- private:
-  std::atomic<std::int64_t> ms_{1767225600000};  // 2026-01-01T00:00:00.000Z
-};
+using FakeClock = ::ticketd::testing::FakeClock;
 
 /// Store, committer, engine, lease log, worker pools ("orders": 4 IDs, TTL 1..60 s, default 10),
 /// a UUIDv7 sequence "Uuids", metrics and the HttpDeps over them. The store can fail
