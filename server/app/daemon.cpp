@@ -44,9 +44,10 @@ void serve(asio::io_context& ioc, unsigned threads) {
 int Daemon::run() {
   // The store, the group committer and the registry of sequences (loaded now with RocksDB,
   // on winning the election with etcd), the Snowflake generators and the worker pools.
-  auto engine = Engine::open(config_);
-  if (!engine) return failed(engine.error());
-  FrontEnds front_ends(config_, **engine);
+  auto opened = Engine::open(config_);
+  if (!opened) return failed(opened.error());
+  Engine& engine = **opened;
+  FrontEnds front_ends(config_, engine);
 
   // Declared after everything a session references: destroying the io_context destroys the
   // frames of sessions still suspended at exit, and their destructors report to the registries,
@@ -65,21 +66,22 @@ int Daemon::run() {
     shut_down();
   });
 
+  // storage.engine etcd: serve once elected; a deposed leader shuts down and is re-executed.
   std::unique_ptr<EtcdLeaderElection> election;
   std::atomic<bool> deposed{false};
-  election = start_election(config_, **engine, front_ends, *listeners, [&] {
+  election = start_election(config_, engine, front_ends, *listeners, [&] {
     deposed = true;
     asio::post(ioc, shut_down);
   });
   log::info("ticketd ready: data_dir " + config_.data_dir + ", " +
-            std::to_string((*engine)->service().describe_all().size()) + " sequences");
+            std::to_string(engine.service().describe_all().size()) + " sequences");
 
-  spawn_background_tasks(ioc, (*engine)->service());
+  spawn_background_tasks(ioc, engine.service());
   serve(ioc, threads);
 
   // Resigns (revokes the lease) when still leading, so a standby takes over at once.
   if (election) election->stop();
-  (*engine)->stop();
+  engine.stop();
   log::info("ticketd stopped");
   return deposed ? kExitRestartAsFollower : 0;
 }
