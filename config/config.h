@@ -1,6 +1,7 @@
 // Plain configuration structs: what ticketd.yaml says, validated, with defaults applied.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -11,6 +12,16 @@
 #include "server/base/utc_time.h"
 
 namespace ticketd::config {
+
+// The choices the file spells as words, parsed once by the loader. config/ sits below the core,
+// so these are its own enums; server/app maps each onto the core's with one switch.
+enum class LogLevel { kDebug, kInfo, kWarn, kError };
+enum class StorageEngine { kRocksDb, kEtcd };
+enum class SequenceKind { kTicket, kGapless, kSnowflake, kUuidV7 };
+enum class GaplessOrder { kRelaxed, kStrict };
+enum class SnowflakeFieldOrder { kTimeWorkerSequence, kTimeSequenceWorker };  // or Sonyflake's
+enum class WorkerSource { kStatic, kEnv, kEtcd };
+enum class ClockPolicy { kFail, kWait, kLogical };
 
 struct ListenAddress {
   std::string host = "127.0.0.1";
@@ -28,10 +39,10 @@ struct MySqlConfig {
   std::string database = "tickets";
   std::vector<MySqlUser> users;
   std::uint32_t max_connections = 10000;
-  std::uint32_t wait_timeout_s = 28800;
+  std::chrono::seconds wait_timeout{28800};
   std::uint32_t max_allowed_packet = 16 * 1024 * 1024;
   std::uint32_t max_prepared_stmt_count = 16382;
-  std::uint32_t net_read_timeout_s = 30;  // limit for the rest of a packet once it has begun
+  std::chrono::seconds net_read_timeout{30};  // limit for the rest of a packet once it has begun
   std::uint64_t connection_memory_limit = 64ULL * 1024 * 1024;
   std::uint64_t global_connection_memory_limit = 1024ULL * 1024 * 1024;
 };
@@ -42,8 +53,8 @@ struct HttpConfig {
   std::uint64_t max_block_size = 100000;
   bool metrics_public = false;
   std::uint32_t max_connections = 1000;
-  std::uint32_t header_timeout_ms = 5000;  // accept to first request header; any header's bytes
-  std::uint32_t idle_timeout_ms = 15000;   // between requests on a kept-alive connection
+  std::chrono::milliseconds header_timeout{5000};  // accept to first request header; any header
+  std::chrono::milliseconds idle_timeout{15000};   // between requests on a kept-alive connection
 };
 
 struct Defaults {
@@ -54,17 +65,17 @@ struct Defaults {
 
 struct SequenceConfig {
   std::string name;
-  std::string kind = "ticket";
+  SequenceKind kind = SequenceKind::kTicket;
   std::uint64_t start = 1;
   std::uint64_t increment = 1;  // from defaults when not given
   std::uint64_t offset = 1;     // from defaults when not given
   std::uint64_t max_value = 0;  // 0: the engine default
   std::uint64_t cache = 1000;   // from defaults when not given
   // kind: gapless only
-  std::string order = "relaxed";  // relaxed | strict
-  std::uint64_t reservation_ttl_ms = 30000;
-  std::uint64_t max_reservation_ttl_ms = 3600000;
-  std::uint64_t strict_wait_ms = 5000;
+  GaplessOrder order = GaplessOrder::kRelaxed;
+  std::chrono::milliseconds reservation_ttl{30000};
+  std::chrono::milliseconds max_reservation_ttl{3600000};
+  std::chrono::milliseconds strict_wait{5000};
   int line = 0;  // where it was defined, for messages
 };
 
@@ -75,17 +86,17 @@ struct SnowflakeConfig {
   int time_bits = 41;
   int worker_bits = 10;
   int sequence_bits = 12;
-  std::int64_t time_unit_ms = 1;
-  std::string order = "time_worker_sequence";  // or time_sequence_worker (Sonyflake)
-  std::string worker_source = "static";        // static | env | etcd
-  std::uint64_t worker_id = 0;                 // static
-  std::string worker_env;                      // env: the variable holding the worker id
-  std::vector<std::string> etcd_endpoints;     // etcd: http://HOST:PORT, tried in order
+  std::chrono::milliseconds time_unit{1};
+  SnowflakeFieldOrder order = SnowflakeFieldOrder::kTimeWorkerSequence;
+  WorkerSource worker_source = WorkerSource::kStatic;
+  std::uint64_t worker_id = 0;              // static
+  std::string worker_env;                   // env: the variable holding the worker id
+  std::vector<std::string> etcd_endpoints;  // etcd: http://HOST:PORT, tried in order
   std::string etcd_prefix = "/ticketd/workers/";
-  std::uint64_t etcd_ttl_s = 10;
-  std::uint64_t etcd_margin_ms = 0;   // 0 in the file means the default: a quarter of the TTL
-  std::string clock_policy = "wait";  // fail | wait | logical
-  std::uint64_t max_backward_ms = 5;
+  std::chrono::seconds etcd_ttl{10};
+  std::chrono::milliseconds etcd_margin{0};  // 0 (not in the file): a quarter of the TTL
+  ClockPolicy clock_policy = ClockPolicy::kWait;
+  std::chrono::milliseconds max_backward{5};
   int line = 0;
 };
 
@@ -94,26 +105,26 @@ struct SnowflakeConfig {
 struct WorkerPoolConfig {
   std::string name;
   std::uint32_t size = 0;  // from `size`, or 2^worker_bits
-  std::uint64_t min_ttl_s = 1;
-  std::uint64_t max_ttl_s = 300;
-  std::uint64_t default_ttl_s = 10;
+  std::chrono::seconds min_ttl{1};
+  std::chrono::seconds max_ttl{300};
+  std::chrono::seconds default_ttl{10};
   int line = 0;
 };
 
 /// The `storage:` section. `rocksdb` (the default) keeps data in data_dir; `etcd` keeps it in an
 /// etcd cluster shared by several ticketd instances, of which one (the elected leader) serves.
 struct StorageConfig {
-  std::string engine = "rocksdb";      // rocksdb | etcd
+  StorageEngine engine = StorageEngine::kRocksDb;
   std::vector<std::string> endpoints;  // etcd: http://HOST:PORT, tried in order
   std::string prefix = "/ticketd/";    // etcd: one group of ticketd instances per prefix
-  std::uint64_t leader_ttl_s = 5;      // etcd: the leader lease's TTL
+  std::chrono::seconds leader_ttl{5};  // etcd: the leader lease's TTL
   int line = 0;
 };
 
 struct Config {
   std::string data_dir = "./data";  // unused (and not locked) with storage.engine etcd
   unsigned threads = 0;             // 0: one per core
-  std::string log_level = "info";
+  LogLevel log_level = LogLevel::kInfo;
   MySqlConfig mysql;
   HttpConfig http;
   Defaults defaults;

@@ -1,12 +1,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <map>
-#include <set>
 #include <sstream>
 #include <string_view>
 
@@ -15,6 +15,33 @@
 
 namespace ticketd::config {
 namespace {
+
+// The words a setting accepts and the value each stands for.
+template <class E>
+struct Word {
+  std::string_view text;
+  E value;
+};
+
+constexpr Word<LogLevel> kLogLevels[] = {{"debug", LogLevel::kDebug},
+                                         {"info", LogLevel::kInfo},
+                                         {"warn", LogLevel::kWarn},
+                                         {"error", LogLevel::kError}};
+constexpr Word<StorageEngine> kStorageEngines[] = {{"rocksdb", StorageEngine::kRocksDb},
+                                                   {"etcd", StorageEngine::kEtcd}};
+constexpr Word<SequenceKind> kSequenceKinds[] = {{"ticket", SequenceKind::kTicket},
+                                                 {"snowflake", SequenceKind::kSnowflake},
+                                                 {"gapless", SequenceKind::kGapless},
+                                                 {"uuidv7", SequenceKind::kUuidV7}};
+constexpr Word<GaplessOrder> kGaplessOrders[] = {{"relaxed", GaplessOrder::kRelaxed},
+                                                 {"strict", GaplessOrder::kStrict}};
+constexpr Word<SnowflakeFieldOrder> kFieldOrders[] = {
+    {"time_worker_sequence", SnowflakeFieldOrder::kTimeWorkerSequence},
+    {"time_sequence_worker", SnowflakeFieldOrder::kTimeSequenceWorker}};
+constexpr Word<WorkerSource> kWorkerSources[] = {
+    {"static", WorkerSource::kStatic}, {"env", WorkerSource::kEnv}, {"etcd", WorkerSource::kEtcd}};
+constexpr Word<ClockPolicy> kClockPolicies[] = {
+    {"fail", ClockPolicy::kFail}, {"wait", ClockPolicy::kWait}, {"logical", ClockPolicy::kLogical}};
 
 // Walks the YAML tree and records every problem with its path and line, so one run of ticketd
 // reports all of them before any socket is bound.
@@ -86,6 +113,34 @@ class Loader {
     std::uint64_t v = 0;
     if (!get_uint(parent, path, key, v, min, max)) return false;
     out = static_cast<T>(v);
+    return true;
+  }
+
+  // Reads one of `words` into `out`, which keeps its default when the key is absent (or is not
+  // a string: get_string reports that). False when the value is a string that is none of the
+  // words, reported with `problem(text)`.
+  template <class E, std::size_t N, class Problem>
+  bool get_word(const YAML::Node& parent, const std::string& path, const char* key,
+                const Word<E> (&words)[N], E& out, const Problem& problem) {
+    std::string text;
+    if (!get_string(parent, path, key, text)) return true;
+    for (const auto& w : words) {
+      if (w.text == text) {
+        out = w.value;
+        return true;
+      }
+    }
+    error(parent[key], join(path, key), problem(text));
+    return false;
+  }
+
+  // A whole number of seconds or milliseconds; the bounds are in the duration's unit.
+  template <class Duration>
+  bool get_duration(const YAML::Node& parent, const std::string& path, const char* key,
+                    Duration& out, std::uint64_t min, std::uint64_t max) {
+    std::uint64_t v = 0;
+    if (!get_uint(parent, path, key, v, min, max)) return false;
+    out = Duration(static_cast<typename Duration::rep>(v));
     return true;
   }
 
@@ -182,12 +237,8 @@ class Loader {
     get_string(root, "", "data_dir", c.data_dir);
     if (c.data_dir.empty()) error(root["data_dir"], "data_dir", "must not be empty");
     get_small_uint(root, "", "threads", c.threads, 0, 256);
-    if (get_string(root, "", "log_level", c.log_level)) {
-      static const std::set<std::string> kLevels{"debug", "info", "warn", "error"};
-      if (!kLevels.contains(c.log_level)) {
-        error(root["log_level"], "log_level", "expected debug, info, warn or error");
-      }
-    }
+    get_word(root, "", "log_level", kLogLevels, c.log_level,
+             [](const std::string&) { return "expected debug, info, warn or error"; });
     if (auto m = root["mysql"]) load_mysql(m, c.mysql);
     if (auto h = root["http"]) load_http(h, c.http);
     if (auto d = root["defaults"]) load_defaults(d, c.defaults);
@@ -195,11 +246,11 @@ class Loader {
     if (auto st = root["storage"]) load_storage(st, c.storage);
     if (auto s = root["sequences"]) load_sequences(s, c);
     if (auto w = root["worker_pools"]) load_worker_pools(w, c);
-    if (c.storage.engine == "etcd") {
+    if (c.storage.engine == StorageEngine::kEtcd) {
       for (const auto& s : c.sequences) {
         // Snowflake sequences keep a per-worker high-water mark that the etcd engine does not
         // fence yet; the HA engine serves ticket sequences only.
-        if (s.kind == "snowflake") {
+        if (s.kind == SequenceKind::kSnowflake) {
           errors_.push_back(source_ + ":" + std::to_string(s.line) + ": sequences." + s.name +
                             ".kind: snowflake is not supported with storage.engine etcd");
         }
@@ -226,10 +277,10 @@ class Loader {
     get_string(node, p, "database", m.database);
     if (m.database.empty()) error(node["database"], "mysql.database", "must not be empty");
     get_small_uint(node, p, "max_connections", m.max_connections, 1, 1000000);
-    get_small_uint(node, p, "wait_timeout", m.wait_timeout_s, 1, 31536000);
+    get_duration(node, p, "wait_timeout", m.wait_timeout, 1, 31536000);
     get_small_uint(node, p, "max_allowed_packet", m.max_allowed_packet, 1024, 1073741824);
     get_small_uint(node, p, "max_prepared_stmt_count", m.max_prepared_stmt_count, 0, 1048576);
-    get_small_uint(node, p, "net_read_timeout", m.net_read_timeout_s, 1, 31536000);
+    get_duration(node, p, "net_read_timeout", m.net_read_timeout, 1, 31536000);
     get_uint(node, p, "connection_memory_limit", m.connection_memory_limit, 1024,
              std::uint64_t{1} << 40);
     get_uint(node, p, "global_connection_memory_limit", m.global_connection_memory_limit, 1024,
@@ -274,8 +325,8 @@ class Loader {
     get_uint(node, p, "max_block_size", h.max_block_size, 1, 100000);
     get_bool(node, p, "metrics_public", h.metrics_public);
     get_small_uint(node, p, "max_connections", h.max_connections, 1, 1000000);
-    get_small_uint(node, p, "header_timeout_ms", h.header_timeout_ms, 100, 600000);
-    get_small_uint(node, p, "idle_timeout_ms", h.idle_timeout_ms, 100, 3600000);
+    get_duration(node, p, "header_timeout_ms", h.header_timeout, 100, 600000);
+    get_duration(node, p, "idle_timeout_ms", h.idle_timeout, 100, 3600000);
     if (auto tokens = node["tokens"]) {
       if (!tokens.IsSequence()) {
         error(tokens, "http.tokens", "expected a list of strings");
@@ -327,43 +378,41 @@ class Loader {
     get_small_uint(node, p, "time_bits", sf.time_bits, 1, 63);
     get_small_uint(node, p, "worker_bits", sf.worker_bits, 0, 62);
     get_small_uint(node, p, "sequence_bits", sf.sequence_bits, 1, 62);
-    std::uint64_t unit = 1;
-    if (get_uint(node, p, "time_unit_ms", unit, 1, 86400000)) {
-      sf.time_unit_ms = static_cast<std::int64_t>(unit);
-    }
-    if (get_string(node, p, "order", sf.order) && sf.order != "time_worker_sequence" &&
-        sf.order != "time_sequence_worker") {
-      error(node["order"], "snowflake.order",
-            "expected time_worker_sequence or time_sequence_worker, got '" + sf.order + "'");
-    }
+    get_duration(node, p, "time_unit_ms", sf.time_unit, 1, 86400000);
+    get_word(node, p, "order", kFieldOrders, sf.order, [](const std::string& order) {
+      return "expected time_worker_sequence or time_sequence_worker, got '" + order + "'";
+    });
     if (auto w = node["worker_id"]) {
       const std::string wp = "snowflake.worker_id";
       if (expect_map(w, wp,
                      {"source", "id", "variable", "endpoints", "prefix", "ttl_s", "margin_ms"})) {
-        get_string(w, wp, "source", sf.worker_source);
-        if (sf.worker_source == "static") {
-          get_uint(w, wp, "id", sf.worker_id);
-        } else if (sf.worker_source == "env") {
-          if (!get_string(w, wp, "variable", sf.worker_env) || sf.worker_env.empty()) {
-            error(w, wp + ".variable", "source env needs the name of the variable");
+        if (get_word(w, wp, "source", kWorkerSources, sf.worker_source,
+                     [](const std::string& source) {
+                       return "expected static, env or etcd, got '" + source + "'";
+                     })) {
+          switch (sf.worker_source) {
+            case WorkerSource::kStatic:
+              get_uint(w, wp, "id", sf.worker_id);
+              break;
+            case WorkerSource::kEnv:
+              if (!get_string(w, wp, "variable", sf.worker_env) || sf.worker_env.empty()) {
+                error(w, wp + ".variable", "source env needs the name of the variable");
+              }
+              break;
+            case WorkerSource::kEtcd:
+              load_etcd_worker(w, wp, sf);
+              break;
           }
-        } else if (sf.worker_source == "etcd") {
-          load_etcd_worker(w, wp, sf);
-        } else {
-          error(w["source"], wp + ".source",
-                "expected static, env or etcd, got '" + sf.worker_source + "'");
         }
       }
     }
     if (auto c = node["clock"]) {
       const std::string cp = "snowflake.clock";
       if (expect_map(c, cp, {"policy", "max_backward_ms"})) {
-        if (get_string(c, cp, "policy", sf.clock_policy) && sf.clock_policy != "fail" &&
-            sf.clock_policy != "wait" && sf.clock_policy != "logical") {
-          error(c["policy"], cp + ".policy",
-                "expected fail, wait or logical, got '" + sf.clock_policy + "'");
-        }
-        get_uint(c, cp, "max_backward_ms", sf.max_backward_ms, 0, 60000);
+        get_word(c, cp, "policy", kClockPolicies, sf.clock_policy, [](const std::string& policy) {
+          return "expected fail, wait or logical, got '" + policy + "'";
+        });
+        get_duration(c, cp, "max_backward_ms", sf.max_backward, 0, 60000);
       }
     }
     if (sf.time_bits + sf.worker_bits + sf.sequence_bits != 63) {
@@ -401,11 +450,12 @@ class Loader {
     const std::string p = "storage";
     st.line = node.Mark().line + 1;
     if (!expect_map(node, p, {"engine", "endpoints", "prefix", "leader_ttl_s"})) return;
-    if (get_string(node, p, "engine", st.engine) && st.engine != "rocksdb" && st.engine != "etcd") {
-      error(node["engine"], "storage.engine", "expected rocksdb or etcd, got '" + st.engine + "'");
+    if (!get_word(node, p, "engine", kStorageEngines, st.engine, [](const std::string& engine) {
+          return "expected rocksdb or etcd, got '" + engine + "'";
+        })) {
       return;
     }
-    if (st.engine != "etcd") {
+    if (st.engine != StorageEngine::kEtcd) {
       for (const char* key : {"endpoints", "prefix", "leader_ttl_s"}) {
         if (node[key]) error(node[key], join(p, key), "only used with engine etcd");
       }
@@ -418,7 +468,7 @@ class Loader {
             "must start and end with '/', got '" + st.prefix + "'");
     }
     // etcd grants at least its minimum TTL (about 2 s with default timing), never less.
-    get_uint(node, p, "leader_ttl_s", st.leader_ttl_s, 2, 600);
+    get_duration(node, p, "leader_ttl_s", st.leader_ttl, 2, 600);
   }
 
   void load_etcd_worker(const YAML::Node& w, const std::string& wp, SnowflakeConfig& sf) {
@@ -429,11 +479,11 @@ class Loader {
             "must be non-empty and end with '/', got '" + sf.etcd_prefix + "'");
     }
     // etcd grants at least its minimum TTL (2 s with default timing), never less.
-    get_uint(w, wp, "ttl_s", sf.etcd_ttl_s, 2, 3600);
-    if (get_uint(w, wp, "margin_ms", sf.etcd_margin_ms, 1, 3600000) &&
-        sf.etcd_margin_ms > sf.etcd_ttl_s * 1000 / 2) {
+    get_duration(w, wp, "ttl_s", sf.etcd_ttl, 2, 3600);
+    const auto half_ttl = std::chrono::milliseconds(sf.etcd_ttl) / 2;
+    if (get_duration(w, wp, "margin_ms", sf.etcd_margin, 1, 3600000) && sf.etcd_margin > half_ttl) {
       error(w["margin_ms"], wp + ".margin_ms",
-            "must be at most half the TTL (" + std::to_string(sf.etcd_ttl_s * 1000 / 2) +
+            "must be at most half the TTL (" + std::to_string(half_ttl.count()) +
                 " ms), or renewals every TTL/3 could not keep IDs flowing");
     }
   }
@@ -463,22 +513,17 @@ class Loader {
         continue;
       }
       check_name(n["name"], p + ".name", s.name);
-      if (get_string(n, p, "kind", s.kind)) {
-        if (s.kind != "ticket" && s.kind != "snowflake" && s.kind != "gapless" &&
-            s.kind != "uuidv7") {
-          error(n["kind"], p + ".kind",
-                "unknown kind '" + s.kind + "' (expected ticket, gapless, snowflake or uuidv7)");
-        }
-      }
-      if (s.kind == "gapless") {
-        if (get_string(n, p, "order", s.order) && s.order != "relaxed" && s.order != "strict") {
-          error(n["order"], p + ".order",
-                "unknown order '" + s.order + "' (expected relaxed or strict)");
-        }
-        get_uint(n, p, "reservation_ttl_ms", s.reservation_ttl_ms, 1, 86400000);
-        get_uint(n, p, "max_reservation_ttl_ms", s.max_reservation_ttl_ms, 1, 86400000);
-        get_uint(n, p, "strict_wait_ms", s.strict_wait_ms, 1, 3600000);
-        if (s.reservation_ttl_ms > s.max_reservation_ttl_ms) {
+      get_word(n, p, "kind", kSequenceKinds, s.kind, [](const std::string& kind) {
+        return "unknown kind '" + kind + "' (expected ticket, gapless, snowflake or uuidv7)";
+      });
+      if (s.kind == SequenceKind::kGapless) {
+        get_word(n, p, "order", kGaplessOrders, s.order, [](const std::string& order) {
+          return "unknown order '" + order + "' (expected relaxed or strict)";
+        });
+        get_duration(n, p, "reservation_ttl_ms", s.reservation_ttl, 1, 86400000);
+        get_duration(n, p, "max_reservation_ttl_ms", s.max_reservation_ttl, 1, 86400000);
+        get_duration(n, p, "strict_wait_ms", s.strict_wait, 1, 3600000);
+        if (s.reservation_ttl > s.max_reservation_ttl) {
           error(n["reservation_ttl_ms"], p + ".reservation_ttl_ms",
                 "reservation_ttl_ms is greater than max_reservation_ttl_ms");
         }
@@ -488,7 +533,7 @@ class Loader {
           if (n[key]) error(n[key], p + "." + key, "only gapless sequences take this setting");
         }
       }
-      if (s.kind == "uuidv7") {
+      if (s.kind == SequenceKind::kUuidV7) {
         // A UUIDv7 is time plus randomness: there is no counter these keys could shape.
         for (const char* key : {"start", "increment", "offset", "max_value", "cache"}) {
           if (n[key]) error(n[key], p + "." + key, "not used by kind uuidv7");
@@ -507,7 +552,7 @@ class Loader {
       if (s.max_value != 0 && s.max_value < s.start) {
         error(n["max_value"], p + ".max_value", "max_value is less than start");
       }
-      if (s.kind == "gapless" && s.max_value > 9223372036854775807ULL) {
+      if (s.kind == SequenceKind::kGapless && s.max_value > 9223372036854775807ULL) {
         error(n["max_value"], p + ".max_value", "a gapless sequence ends at 2^63-1 at most");
       }
       if (auto [it, inserted] = seen.emplace(s.name, s.line); !inserted) {
@@ -551,14 +596,14 @@ class Loader {
       } else {
         error(n, p + ".size", "a worker pool needs size or worker_bits (the number of IDs)");
       }
-      get_uint(n, p, "min_ttl_s", w.min_ttl_s, 1, kMaxTtlS);
-      get_uint(n, p, "max_ttl_s", w.max_ttl_s, 1, kMaxTtlS);
-      get_uint(n, p, "default_ttl_s", w.default_ttl_s, 1, kMaxTtlS);
-      if (w.min_ttl_s > w.default_ttl_s || w.default_ttl_s > w.max_ttl_s) {
+      get_duration(n, p, "min_ttl_s", w.min_ttl, 1, kMaxTtlS);
+      get_duration(n, p, "max_ttl_s", w.max_ttl, 1, kMaxTtlS);
+      get_duration(n, p, "default_ttl_s", w.default_ttl, 1, kMaxTtlS);
+      if (w.min_ttl > w.default_ttl || w.default_ttl > w.max_ttl) {
         error(n, p,
               "TTLs must satisfy min_ttl_s <= default_ttl_s <= max_ttl_s, got " +
-                  std::to_string(w.min_ttl_s) + ", " + std::to_string(w.default_ttl_s) + ", " +
-                  std::to_string(w.max_ttl_s));
+                  std::to_string(w.min_ttl.count()) + ", " + std::to_string(w.default_ttl.count()) +
+                  ", " + std::to_string(w.max_ttl.count()));
       }
       if (auto [it, inserted] = seen.emplace(w.name, w.line); !inserted) {
         error(n["name"], p + ".name",

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "server/app/config_mapping.h"
 #include "server/app/daemon.h"
 #include "server/app/fd_limit.h"
 #include "server/app/verify.h"
@@ -117,9 +118,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ticketd: refusing to start: %s\n", problem.c_str());
     return 2;
   }
-  if (cfg.log_level == "debug") log::set_level(log::Level::kDebug);
-  if (cfg.log_level == "warn") log::set_level(log::Level::kWarn);
-  if (cfg.log_level == "error") log::set_level(log::Level::kError);
+  log::set_level(to_core(cfg.log_level));
 
   if (fds.raised) log::info("open-file limit raised to " + std::to_string(fds.soft));
   try {

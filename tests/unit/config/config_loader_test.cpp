@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -55,7 +56,7 @@ TEST(ConfigLoader, DefaultsApplyToSequencesWherever_DefaultsAppear) {
 TEST(ConfigLoader, UnsetKeysGetDefaults) {
   auto r = load("data_dir: /tmp/x\n");
   ASSERT_TRUE(r.config);
-  EXPECT_EQ(r.config->mysql.wait_timeout_s, 28800u);
+  EXPECT_EQ(r.config->mysql.wait_timeout, std::chrono::seconds(28800));
 }
 
 TEST(ConfigLoader, ErrorsNameTheKeyAndTheLine) {
@@ -92,14 +93,14 @@ TEST(ConfigLoader, ErrorsNameTheKeyAndTheLine) {
 TEST(ConfigLoader, MySqlReadTimeoutAndMemoryBudgets) {
   auto defaults = load("data_dir: ./data\n");
   ASSERT_TRUE(defaults.config);
-  EXPECT_EQ(defaults.config->mysql.net_read_timeout_s, 30u);
+  EXPECT_EQ(defaults.config->mysql.net_read_timeout, std::chrono::seconds(30));
   EXPECT_EQ(defaults.config->mysql.connection_memory_limit, 64u * 1024 * 1024);
   EXPECT_EQ(defaults.config->mysql.global_connection_memory_limit, 1024u * 1024 * 1024);
   auto r = load(
       "mysql:\n  net_read_timeout: 1\n  connection_memory_limit: 33554432\n"
       "  global_connection_memory_limit: 67108864\n");
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
-  EXPECT_EQ(r.config->mysql.net_read_timeout_s, 1u);
+  EXPECT_EQ(r.config->mysql.net_read_timeout, std::chrono::seconds(1));
   EXPECT_EQ(r.config->mysql.connection_memory_limit, 33554432u);
   EXPECT_EQ(r.config->mysql.global_connection_memory_limit, 67108864u);
   expect_error("mysql:\n  net_read_timeout: 0\n", {"t.yaml:2: mysql.net_read_timeout: must be"});
@@ -127,12 +128,12 @@ TEST(ConfigLoader, GaplessSequenceSettings) {
   ASSERT_TRUE(r.errors.empty()) << r.errors.front();
   const auto& s = r.config->sequences;
   ASSERT_EQ(s.size(), 2u);
-  EXPECT_EQ(s[0].kind, "gapless");
-  EXPECT_EQ(s[0].order, "strict");
-  EXPECT_EQ(s[0].reservation_ttl_ms, 900u);
-  EXPECT_EQ(s[0].strict_wait_ms, 70u);
-  EXPECT_EQ(s[1].order, "relaxed");
-  EXPECT_EQ(s[1].reservation_ttl_ms, 30000u);
+  EXPECT_EQ(s[0].kind, SequenceKind::kGapless);
+  EXPECT_EQ(s[0].order, GaplessOrder::kStrict);
+  EXPECT_EQ(s[0].reservation_ttl, std::chrono::milliseconds(900));
+  EXPECT_EQ(s[0].strict_wait, std::chrono::milliseconds(70));
+  EXPECT_EQ(s[1].order, GaplessOrder::kRelaxed);
+  EXPECT_EQ(s[1].reservation_ttl, std::chrono::milliseconds(30000));
 }
 
 TEST(ConfigLoader, SnowflakeSection) {
@@ -145,12 +146,12 @@ TEST(ConfigLoader, SnowflakeSection) {
   const auto& sf = r.config->snowflake;
   EXPECT_EQ(sf.epoch_unix_ms, 1767225600250);
   EXPECT_EQ(sf.time_bits, 39);
-  EXPECT_EQ(sf.time_unit_ms, 10);
-  EXPECT_EQ(sf.order, "time_sequence_worker");
-  EXPECT_EQ(sf.worker_source, "env");
+  EXPECT_EQ(sf.time_unit, std::chrono::milliseconds(10));
+  EXPECT_EQ(sf.order, SnowflakeFieldOrder::kTimeSequenceWorker);
+  EXPECT_EQ(sf.worker_source, WorkerSource::kEnv);
   EXPECT_EQ(sf.worker_env, "POD");
-  EXPECT_EQ(sf.clock_policy, "logical");
-  EXPECT_EQ(r.config->sequences[0].kind, "snowflake");
+  EXPECT_EQ(sf.clock_policy, ClockPolicy::kLogical);
+  EXPECT_EQ(r.config->sequences[0].kind, SequenceKind::kSnowflake);
   expect_error("snowflake:\n  sequence_bits: 13\n", {"snowflake: time_bits + worker_bits"});
   expect_error("snowflake:\n  epoch: yesterday\n", {"t.yaml:2: snowflake.epoch"});
   expect_error("snowflake:\n  order: random\n", {"snowflake.order"});
@@ -165,7 +166,7 @@ TEST(ConfigLoader, SnowflakeSection) {
 TEST(ConfigLoader, Uuidv7SequencesAreAcceptedWithoutCounterKeys) {
   auto r = load("sequences:\n  - { name: U, kind: uuidv7 }\n");
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
-  EXPECT_EQ(r.config->sequences[0].kind, "uuidv7");
+  EXPECT_EQ(r.config->sequences[0].kind, SequenceKind::kUuidV7);
   expect_error("sequences:\n  - { name: U, kind: uuidv7, start: 5 }\n",
                {"t.yaml:2: sequences[0].start: not used by kind uuidv7"});
   expect_error("sequences:\n  - { name: U, kind: uuidv7,\n      cache: 5 }\n",
@@ -181,14 +182,14 @@ TEST(ConfigLoader, WorkerPoolsSection) {
   ASSERT_EQ(pools.size(), 2u);
   EXPECT_EQ(pools[0].name, "orders");
   EXPECT_EQ(pools[0].size, 1024u);
-  EXPECT_EQ(pools[0].min_ttl_s, 1u);
-  EXPECT_EQ(pools[0].default_ttl_s, 10u);
-  EXPECT_EQ(pools[0].max_ttl_s, 300u);
+  EXPECT_EQ(pools[0].min_ttl, std::chrono::seconds(1));
+  EXPECT_EQ(pools[0].default_ttl, std::chrono::seconds(10));
+  EXPECT_EQ(pools[0].max_ttl, std::chrono::seconds(300));
   EXPECT_EQ(pools[0].line, 2);
   EXPECT_EQ(pools[1].size, 3u);
-  EXPECT_EQ(pools[1].min_ttl_s, 2u);
-  EXPECT_EQ(pools[1].default_ttl_s, 5u);
-  EXPECT_EQ(pools[1].max_ttl_s, 60u);
+  EXPECT_EQ(pools[1].min_ttl, std::chrono::seconds(2));
+  EXPECT_EQ(pools[1].default_ttl, std::chrono::seconds(5));
+  EXPECT_EQ(pools[1].max_ttl, std::chrono::seconds(60));
 }
 
 TEST(ConfigLoader, WorkerPoolErrorsNameTheKeyAndTheLine) {
@@ -221,18 +222,18 @@ TEST(ConfigLoader, SnowflakeWorkerIdFromEtcd) {
       "    prefix: /svc/workers/\n    ttl_s: 3\n    margin_ms: 700\n");
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
   const auto& sf = r.config->snowflake;
-  EXPECT_EQ(sf.worker_source, "etcd");
+  EXPECT_EQ(sf.worker_source, WorkerSource::kEtcd);
   EXPECT_EQ(sf.etcd_endpoints,
             (std::vector<std::string>{"http://127.0.0.1:2379", "http://[::1]:2380"}));
   EXPECT_EQ(sf.etcd_prefix, "/svc/workers/");
-  EXPECT_EQ(sf.etcd_ttl_s, 3u);
-  EXPECT_EQ(sf.etcd_margin_ms, 700u);
+  EXPECT_EQ(sf.etcd_ttl, std::chrono::seconds(3));
+  EXPECT_EQ(sf.etcd_margin, std::chrono::milliseconds(700));
 
   auto defaults = load("snowflake:\n  worker_id: { source: etcd, endpoints: [http://e:2379] }\n");
   ASSERT_TRUE(defaults.config) << (defaults.errors.empty() ? "" : defaults.errors[0]);
   EXPECT_EQ(defaults.config->snowflake.etcd_prefix, "/ticketd/workers/");
-  EXPECT_EQ(defaults.config->snowflake.etcd_ttl_s, 10u);
-  EXPECT_EQ(defaults.config->snowflake.etcd_margin_ms, 0u);
+  EXPECT_EQ(defaults.config->snowflake.etcd_ttl, std::chrono::seconds(10));
+  EXPECT_EQ(defaults.config->snowflake.etcd_margin, std::chrono::milliseconds(0));
 
   // Every problem at once, each with its line.
   auto bad = load(
@@ -296,16 +297,16 @@ TEST(ConfigLoader, EtcdStorageLoads) {
       "storage:\n  engine: etcd\n  endpoints: [http://127.0.0.1:2379, http://10.0.0.2:22379]\n"
       "  prefix: /ticketd/prod/\n  leader_ttl_s: 3\n");
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
-  EXPECT_EQ(r.config->storage.engine, "etcd");
+  EXPECT_EQ(r.config->storage.engine, StorageEngine::kEtcd);
   EXPECT_EQ(r.config->storage.endpoints.size(), 2u);
   EXPECT_EQ(r.config->storage.prefix, "/ticketd/prod/");
-  EXPECT_EQ(r.config->storage.leader_ttl_s, 3u);
+  EXPECT_EQ(r.config->storage.leader_ttl, std::chrono::seconds(3));
 }
 
 TEST(ConfigLoader, RocksDbIsTheDefaultEngine) {
   auto r = load("data_dir: /tmp/x\n");
   ASSERT_TRUE(r.config);
-  EXPECT_EQ(r.config->storage.engine, "rocksdb");
+  EXPECT_EQ(r.config->storage.engine, StorageEngine::kRocksDb);
 }
 
 TEST(ConfigLoader, EtcdStorageErrorsNameKeyAndLine) {

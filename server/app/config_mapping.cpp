@@ -1,0 +1,68 @@
+#include "server/app/config_mapping.h"
+
+namespace ticketd {
+
+// Each switch names every enumerator and has no default, so a new one is a compile warning
+// (an error here) until it is mapped; the return after it only quiets "control reaches end".
+
+log::Level to_core(config::LogLevel level) {
+  switch (level) {
+    case config::LogLevel::kDebug:
+      return log::Level::kDebug;
+    case config::LogLevel::kInfo:
+      return log::Level::kInfo;
+    case config::LogLevel::kWarn:
+      return log::Level::kWarn;
+    case config::LogLevel::kError:
+      return log::Level::kError;
+  }
+  return log::Level::kInfo;
+}
+
+SequenceKind to_core(config::SequenceKind kind) {
+  switch (kind) {
+    case config::SequenceKind::kTicket:
+      return SequenceKind::kTicket;
+    case config::SequenceKind::kGapless:
+      return SequenceKind::kGapless;
+    case config::SequenceKind::kSnowflake:
+      return SequenceKind::kSnowflake;
+    case config::SequenceKind::kUuidV7:
+      return SequenceKind::kUuidV7;
+  }
+  return SequenceKind::kTicket;
+}
+
+GaplessOrder to_core(config::GaplessOrder order) {
+  switch (order) {
+    case config::GaplessOrder::kRelaxed:
+      return GaplessOrder::kRelaxed;
+    case config::GaplessOrder::kStrict:
+      return GaplessOrder::kStrict;
+  }
+  return GaplessOrder::kRelaxed;
+}
+
+SnowflakeFieldOrder to_core(config::SnowflakeFieldOrder order) {
+  switch (order) {
+    case config::SnowflakeFieldOrder::kTimeWorkerSequence:
+      return SnowflakeFieldOrder::kTimeWorkerSequence;
+    case config::SnowflakeFieldOrder::kTimeSequenceWorker:
+      return SnowflakeFieldOrder::kTimeSequenceWorker;
+  }
+  return SnowflakeFieldOrder::kTimeWorkerSequence;
+}
+
+ClockPolicy to_core(config::ClockPolicy policy) {
+  switch (policy) {
+    case config::ClockPolicy::kFail:
+      return ClockPolicy::kFail;
+    case config::ClockPolicy::kWait:
+      return ClockPolicy::kWait;
+    case config::ClockPolicy::kLogical:
+      return ClockPolicy::kLogical;
+  }
+  return ClockPolicy::kWait;
+}
+
+}  // namespace ticketd

@@ -1,0 +1,20 @@
+// The config's enums as the core and the logger spell them: one switch each, so config/ stays a
+// lower layer that knows nothing of the core.
+#pragma once
+
+#include "config/config.h"
+#include "server/base/log.h"
+#include "server/core/gapless_sequence.h"
+#include "server/core/sequence_spec.h"
+#include "server/core/snowflake_generator.h"
+#include "server/core/snowflake_layout.h"
+
+namespace ticketd {
+
+[[nodiscard]] log::Level to_core(config::LogLevel level);
+[[nodiscard]] SequenceKind to_core(config::SequenceKind kind);
+[[nodiscard]] GaplessOrder to_core(config::GaplessOrder order);
+[[nodiscard]] SnowflakeFieldOrder to_core(config::SnowflakeFieldOrder order);
+[[nodiscard]] ClockPolicy to_core(config::ClockPolicy policy);
+
+}  // namespace ticketd

@@ -1,0 +1,310 @@
+#include "server/app/engine.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "server/app/config_mapping.h"
+#include "server/base/parse_int.h"
+#include "server/core/gapless_sequence.h"
+#include "server/core/sequence_spec.h"
+#include "server/core/snowflake_generator.h"
+#include "server/core/ticket_errc.h"
+#include "server/core/uuidv7_generator.h"
+#include "storage/rocksdb_counter_store.h"
+
+namespace ticketd {
+namespace {
+
+using std::chrono::milliseconds;
+
+// etcd refuses transactions of more than --max-txn-ops operations (128 by default).
+constexpr std::size_t kEtcdMaxMutationsPerCommit = 100;
+
+SequenceSpec to_spec(const config::SequenceConfig& s) {
+  SequenceSpec spec;
+  spec.name = s.name;
+  spec.kind = to_core(s.kind);
+  spec.start = s.start;
+  spec.increment = s.increment;
+  spec.offset = s.offset;
+  spec.max_value = s.max_value == 0 ? kDefaultMaxValue : s.max_value;
+  spec.cache = s.cache;
+  return spec;
+}
+
+GaplessOptions gapless_options(const config::SequenceConfig& s) {
+  GaplessOptions o;
+  o.order = to_core(s.order);
+  o.reservation_ttl_ms = s.reservation_ttl.count();
+  o.max_reservation_ttl_ms = s.max_reservation_ttl.count();
+  o.strict_wait_ms = s.strict_wait.count();
+  return o;
+}
+
+DetailedResult<std::shared_ptr<SnowflakeGenerator>> open_snowflake(
+    const std::string& name, const config::SnowflakeConfig& sf, CounterStore& store,
+    GroupCommitter& committer, const Clock& clock, std::shared_ptr<const WorkerLease> lease) {
+  if (sf.worker_source == config::WorkerSource::kEtcd && !lease) {
+    return Error{TicketErrc::kInvalidArgument,
+                 "snowflake.worker_id comes from etcd, and no Snowflake sequence in the config "
+                 "file made this instance lease one"};
+  }
+  SnowflakeOptions o;
+  o.name = name;
+  o.layout.epoch_unix_ms = sf.epoch_unix_ms;
+  o.layout.time_bits = sf.time_bits;
+  o.layout.worker_bits = sf.worker_bits;
+  o.layout.sequence_bits = sf.sequence_bits;
+  o.layout.time_unit_ms = sf.time_unit.count();
+  o.layout.order = to_core(sf.order);
+  o.worker_id = sf.worker_id;
+  if (sf.worker_source == config::WorkerSource::kEnv) {
+    // A StatefulSet pod index, for example; it must be a plain non-negative integer.
+    const char* v = std::getenv(sf.worker_env.c_str());
+    const std::string text = v == nullptr ? "" : v;
+    const auto id = parse_u64(text);
+    if (!id) {
+      return Error{TicketErrc::kInvalidArgument,
+                   "snowflake.worker_id: environment variable " + sf.worker_env +
+                       " must hold the worker id, got '" + text + "'"};
+    }
+    o.worker_id = *id;
+  }
+  o.policy = to_core(sf.clock_policy);
+  o.max_backward_ms = sf.max_backward.count();
+  o.lease = std::move(lease);
+  return SnowflakeGenerator::open(std::move(o), store, committer, clock);
+}
+
+std::string owner_description(const config::Config& c) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string("host=") + host + " pid=" + std::to_string(getpid()) +
+         " mysql=" + c.mysql.listen.to_string() + " http=" + c.http.listen.to_string();
+}
+
+// Claims a worker ID before any generator opens (ticketd does not start without one), then
+// renews it in the background.
+DetailedResult<void> start_etcd_worker(const config::Config& c, const Clock& clock,
+                                       EtcdWorker& out) {
+  const config::SnowflakeConfig& sf = c.snowflake;
+  const milliseconds ttl = sf.etcd_ttl;
+  etcd::EtcdClientOptions client_options;
+  client_options.endpoints = sf.etcd_endpoints;
+  // Two calls (keepalive, mark) must fit well inside one renewal interval (TTL/3).
+  client_options.timeout = std::clamp<milliseconds>(ttl / 8, milliseconds(200), milliseconds(2000));
+  client_options.connect_timeout = std::min(client_options.timeout, milliseconds(300));
+  auto client = etcd::EtcdClient::create(std::move(client_options));
+  if (!client) return client.error();
+  out.client = std::move(*client);
+  EtcdWorkerLeaseOptions o;
+  o.prefix = sf.etcd_prefix;
+  o.ttl_s = sf.etcd_ttl.count();
+  o.margin_ms = (sf.etcd_margin != milliseconds(0) ? sf.etcd_margin : ttl / 4).count();
+  o.renew_interval_ms = (ttl / 3).count();
+  o.worker_bits = sf.worker_bits;
+  o.owner = owner_description(c);
+  out.lease = std::make_shared<EtcdWorkerLease>(*out.client, std::move(o), clock);
+  if (auto r = out.lease->claim_within(std::max(ttl, milliseconds(5000))); !r) {
+    return Error{r.error().code,
+                 "snowflake.worker_id: no worker ID from etcd: " + r.error().message};
+  }
+  out.lease->start();
+  return {};
+}
+
+StartupResult<Storage> open_etcd_storage(const config::StorageConfig& st) {
+  const milliseconds ttl = st.leader_ttl;
+  auto make = [&](milliseconds timeout) {
+    etcd::EtcdClientOptions o;
+    o.endpoints = st.endpoints;
+    o.timeout = timeout;
+    o.connect_timeout = std::min(o.timeout, milliseconds(300));
+    return etcd::EtcdClient::create(std::move(o));
+  };
+  // A keepalive must fit well inside one renewal interval (TTL/3).
+  auto election = make(std::clamp<milliseconds>(ttl / 6, milliseconds(200), milliseconds(2000)));
+  if (!election) return StartupError{1, "storage: " + election.error().message};
+  auto store = make(std::clamp<milliseconds>(ttl / 2, milliseconds(500), milliseconds(3000)));
+  if (!store) return StartupError{1, "storage: " + store.error().message};
+  Storage out;
+  out.election_client = std::move(*election);
+  out.store_client = std::move(*store);
+  out.etcd_store =
+      std::make_unique<etcd::EtcdCounterStore>(*out.store_client, etcd::EtcdLayout{st.prefix});
+  out.store = out.etcd_store.get();
+  return out;
+}
+
+// The data directory is locked and holds the data.
+StartupResult<Storage> open_rocksdb_storage(const std::string& data_dir) {
+  Storage out;
+  auto acquired = DataDirLock::acquire(data_dir);
+  if (!acquired) return StartupError{1, acquired.error().message};
+  out.lock.emplace(std::move(*acquired));
+  auto opened = RocksDbCounterStore::open(data_dir);
+  if (!opened) return StartupError{1, opened.error().message};
+  out.rocksdb = std::move(*opened);
+  out.store = out.rocksdb.get();
+  return out;
+}
+
+}  // namespace
+
+Engine::Engine(const config::Config& config, Storage storage)
+    : config_(config),
+      ha_(config.storage.engine == config::StorageEngine::kEtcd),
+      storage_(std::move(storage)),
+      committer_(*storage_.store, ha_ ? kEtcdMaxMutationsPerCommit : 0),
+      service_(*storage_.store, committer_),
+      workers_(*storage_.store, committer_, clock_) {
+  // Sequences of every kind can be created at run time; their Snowflake generators use the
+  // server's layout and worker ID (not with the etcd engine: Snowflake state is not fenced).
+  RuntimeKinds runtime{&clock_, &store_reads_, nullptr};
+  if (!ha_) {
+    runtime.open_snowflake = [this](const std::string& name) {
+      return open_snowflake(name, config_.snowflake, *storage_.store, committer_, clock_,
+                            etcd_worker_.lease);
+    };
+  }
+  service_.enable_runtime_kinds(std::move(runtime));
+}
+
+StartupResult<std::unique_ptr<Engine>> Engine::open(const config::Config& config) {
+  auto storage = config.storage.engine == config::StorageEngine::kEtcd
+                     ? open_etcd_storage(config.storage)
+                     : open_rocksdb_storage(config.data_dir);
+  if (!storage) return storage.error();
+  std::unique_ptr<Engine> engine(new Engine(config, std::move(*storage)));
+  if (!engine->ha_) {
+    if (auto r = engine->load(); !r) return StartupError{1, r.error().message};
+  }
+  if (auto r = engine->open_snowflakes(); !r) return r.error();
+  if (auto r = engine->add_worker_pools(); !r) return r.error();
+  return engine;
+}
+
+// Loads every sequence and makes the configured ones exist: at start with RocksDB, after
+// winning the election with etcd (so a new leader continues above every stored ceiling).
+DetailedResult<void> Engine::load() {
+  if (auto r = service_.load(); !r) {
+    return Error{r.error().code, "loading sequences: " + r.error().message};
+  }
+  for (const auto& s : config_.sequences) {
+    switch (s.kind) {
+      case config::SequenceKind::kSnowflake:
+        break;  // opened by open_snowflakes()
+      case config::SequenceKind::kGapless: {
+        if (service_.find(s.name)) {
+          return Error{TicketErrc::kAlreadyExists,
+                       "config sequence '" + s.name +
+                           "': a ticket sequence of that name is stored; a gapless sequence "
+                           "needs a name of its own"};
+        }
+        auto spec = to_spec(s);
+        if (auto problem = validate(spec); !problem.empty()) {
+          return Error{TicketErrc::kInvalidArgument,
+                       "config sequence '" + s.name + "': " + problem};
+        }
+        auto gapless =
+            GaplessSequence::open(spec, gapless_options(s), *storage_.store, committer_, clock_);
+        if (!gapless) {
+          return Error{gapless.error().code,
+                       "config sequence '" + s.name + "': " + gapless.error().message};
+        }
+        if (auto r = service_.add_gapless(std::move(*gapless)); !r) {
+          return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
+        }
+        break;
+      }
+      case config::SequenceKind::kUuidV7:
+        if (service_.find(s.name) != nullptr) {
+          return Error{TicketErrc::kAlreadyExists,
+                       "config sequence '" + s.name +
+                           "': kind uuidv7, but a ticket sequence of that name is stored"};
+        }
+        if (auto r = service_.add_uuidv7(s.name, std::make_shared<UuidV7Generator>(clock_)); !r) {
+          return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
+        }
+        break;
+      case config::SequenceKind::kTicket:
+        if (auto r = service_.ensure_configured(to_spec(s)); !r) {
+          return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
+        }
+        break;
+    }
+  }
+  return {};
+}
+
+DetailedResult<void> Engine::take_over(std::int64_t revision) {
+  storage_.etcd_store->set_fence(revision);
+  return load();
+}
+
+StartupResult<void> Engine::open_snowflakes() {
+  const bool any_snowflake =
+      std::any_of(config_.sequences.begin(), config_.sequences.end(),
+                  [](const auto& s) { return s.kind == config::SequenceKind::kSnowflake; });
+  if (any_snowflake && config_.snowflake.worker_source == config::WorkerSource::kEtcd) {
+    if (auto r = start_etcd_worker(config_, clock_, etcd_worker_); !r) {
+      return StartupError{1, r.error().message};
+    }
+  }
+  for (const auto& s : config_.sequences) {
+    if (s.kind != config::SequenceKind::kSnowflake) continue;
+    auto generator = open_snowflake(s.name, config_.snowflake, *storage_.store, committer_, clock_,
+                                    etcd_worker_.lease);
+    if (!generator) {
+      // A layout or worker ID the config got wrong is a configuration error; storage and
+      // worker-ID leasing failures are runtime failures.
+      return StartupError{generator.error().code == TicketErrc::kInvalidArgument ? 2 : 1,
+                          "config sequence '" + s.name + "': " + generator.error().message};
+    }
+    if (auto r = service_.add_snowflake(std::move(*generator), retries_, clock_); !r) {
+      return StartupError{1, "config sequence '" + s.name + "': " + r.error().message};
+    }
+  }
+  if (auto r = service_.open_stored_snowflakes(); !r) return StartupError{1, r.error().message};
+  return {};
+}
+
+StartupResult<void> Engine::add_worker_pools() {
+  for (const auto& p : config_.worker_pools) {
+    const WorkerPoolSpec spec{.name = p.name,
+                              .size = p.size,
+                              .min_ttl_ms = milliseconds(p.min_ttl).count(),
+                              .max_ttl_ms = milliseconds(p.max_ttl).count(),
+                              .default_ttl_ms = milliseconds(p.default_ttl).count()};
+    if (auto r = workers_.add_pool(spec); !r) {
+      return StartupError{1, "config worker pool '" + p.name + "': " + r.error().message};
+    }
+  }
+  return {};
+}
+
+void Engine::stop() {
+  // Lower each Snowflake high-water mark to the last tick used, so a restart barely waits.
+  for (const auto& g : service_.snowflakes()) {
+    if (auto r = g->close(); !r) log::warn("snowflake '" + g->name() + "': " + r.error().message);
+  }
+  retries_.stop();
+  store_reads_.stop();
+  // Revoke the worker-ID lease: the ID is free at once, its mark stays for the next holder.
+  if (etcd_worker_.lease) etcd_worker_.lease->stop();
+
+  // Everything accepted has been answered or failed; commit what is queued, then close.
+  committer_.stop();
+  // Sessions still queued in the engine are answered now, while the io_context their
+  // callbacks hold timers of is still alive.
+  for (const auto& g : service_.gapless()) {
+    g->fail_waiters(Error{TicketErrc::kShuttingDown, "ticketd is shutting down"});
+  }
+}
+
+}  // namespace ticketd

@@ -1,0 +1,71 @@
+// The MySQL and HTTP front ends: what their sessions reference, and their listening sockets.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <memory>
+
+#include "config/config.h"
+#include "server/app/engine.h"
+#include "server/app/startup_error.h"
+#include "server/core/auth_throttle.h"
+#include "server/core/lease_log.h"
+#include "server/core/serving_gate.h"
+#include "server/core/uuidv7_generator.h"
+#include "server/http/routes.h"
+#include "server/metrics/metrics.h"
+#include "server/mysql/mysql_session.h"
+#include "server/mysql/query_executor.h"
+#include "server/net/listener.h"
+#include "server/net/session_registry.h"
+
+namespace ticketd {
+
+/// Everything a MySQL or HTTP session references: metrics, the auth throttle both share, the
+/// MySQL executor and user table, the lease log, the session registries and the serving gate
+/// (closed until elected with storage.engine etcd, always open with RocksDB). Built before the
+/// io_context and destroyed after it: destroying the io_context destroys the frames of sessions
+/// still suspended at exit, and their destructors report to the registries, the metrics and the
+/// executor. Members reference the engine and each other, so the object never moves.
+/// Thread safety: the members guard themselves; sessions use them from every I/O thread.
+struct FrontEnds {
+  FrontEnds(const config::Config& config, Engine& engine);
+  FrontEnds(const FrontEnds&) = delete;
+  FrontEnds& operator=(const FrontEnds&) = delete;
+
+  metrics::Metrics metrics;
+  // Failed logins and bad tokens, per client address, for both front ends.
+  AuthThrottle auth_throttle;
+  const mysql::ServerSettings settings;
+  mysql::UserTable users;
+  UuidV7Generator uuids;
+  std::unique_ptr<ServingGate> gate;
+  mysql::QueryExecutor executor;
+  net::SessionRegistry mysql_sessions;
+  std::atomic<std::uint32_t> next_connection_id{1};
+  mysql::ConnectionHooks hooks;
+  mysql::MySqlDeps mysql_deps;
+  LeaseLog leases;
+  net::SessionRegistry http_sessions;
+  http::HttpDeps http_deps;
+};
+
+/// The two listening sockets, bound on the io_context and so declared after it.
+/// Thread safety: start() and stop() are called by the daemon (stop() on an I/O thread).
+struct Listeners {
+  /// Binds mysql.listen, then http.listen; sessions are spawned with `front_ends` as their deps.
+  [[nodiscard]] static StartupResult<Listeners> bind(boost::asio::io_context& ioc,
+                                                     const config::Config& config,
+                                                     FrontEnds& front_ends);
+  void start();
+
+  std::unique_ptr<net::Listener> mysql;
+  std::unique_ptr<net::Listener> http;
+};
+
+/// Stops accepting and cancels idle reads; sessions finish the request in flight, then end.
+/// Once every session has ended, or after a deadline, the io_context stops.
+void begin_shutdown(boost::asio::io_context& ioc, Listeners& listeners, FrontEnds& front_ends);
+
+}  // namespace ticketd
