@@ -31,6 +31,7 @@
 #include "server/etcd/etcd_worker_lease.h"
 #include "server/http/http_session.h"
 #include "server/metrics/metrics.h"
+#include "server/mysql/metrics_hooks.h"
 #include "server/mysql/mysql_session.h"
 #include "server/mysql/query_executor.h"
 #include "server/net/listener.h"
@@ -372,12 +373,8 @@ int Daemon::run() {
       ha ? std::make_unique<ServingGate>(clock, InstanceAddress{}, ttl_ms,
                                          std::max<std::int64_t>(ttl_ms / 4, 500))
          : std::make_unique<ServingGate>(clock);
-  mysql::QueryExecutor executor(
-      service, settings, clock,
-      [&metrics](std::string_view sequence, std::uint64_t n) {
-        metrics.ids_issued(sequence, "mysql", n);
-      },
-      &uuids, ha ? gate.get() : nullptr);
+  mysql::QueryExecutor executor(service, settings, clock, mysql::metrics_hooks(metrics), &uuids,
+                                ha ? gate.get() : nullptr);
   net::SessionRegistry mysql_sessions;
   std::atomic<std::uint32_t> next_connection_id{1};
   mysql::ConnectionHooks hooks{

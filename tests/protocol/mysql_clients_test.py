@@ -139,6 +139,13 @@ class Clients(unittest.TestCase):
         self.assertEqual(out["errors"]["unknown"][:2], [1146, "42S02"])
         self.assertEqual(out["errors"]["syntax"], [1064, "42000"])
         self.assertEqual(str(out["after_errors"]), "1")
+        # Described at prepare as sent at execute: name, type, flags, charset, length.
+        for p in out["prepared"]:
+            self.assertTrue(p["executed"], p["sql"])
+            self.assertEqual(p["described"], p["executed"], p["sql"])
+        one = out["prepared"][0]
+        self.assertEqual(one["described"][0][1], 8, "SELECT 1 is a LONGLONG")  # MYSQL_TYPE_LONGLONG
+        self.assertEqual(one["first"], "1")
 
     def test_sysbench_text_and_prepared(self):
         prefix = os.path.join(self.t.data_dir, "sb")
