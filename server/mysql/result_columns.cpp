@@ -16,8 +16,8 @@ ColumnKind column_kind(const sql::ResultColumn& column, const ServerSettings& se
     case sql::ColumnType::kText:
       return ColumnKind::kVarString;
     case sql::ColumnType::kVariableValue: {
-      const auto v = lookup_variable(settings, session, column.variable, column.global);
-      return v && v->numeric ? ColumnKind::kBigint : ColumnKind::kVarString;
+      const auto numeric = variable_is_numeric(settings, session, column.variable, column.global);
+      return numeric.value_or(false) ? ColumnKind::kBigint : ColumnKind::kVarString;
     }
   }
   return ColumnKind::kVarString;

@@ -2,6 +2,7 @@
 """Real MySQL clients against a real ticketd over loopback: the mariadb CLI, PyMySQL, mysqlclient
 (MySQLdb), Node mysql2 (query and execute) and sysbench. Runs with Debian's python3, which has the
 driver packages."""
+import http.client
 import json
 import os
 import subprocess
@@ -117,6 +118,34 @@ class Clients(unittest.TestCase):
         self.assertTrue(cur.nextset())
         self.assertEqual(cur.fetchone()[0], native)
         conn.close()
+
+    def test_metrics_count_mysql_statements_and_blocks(self):
+        def scrape():
+            c = http.client.HTTPConnection("127.0.0.1", self.t.http_port, timeout=10)
+            c.request("GET", "/metrics")
+            text = c.getresponse().read().decode()
+            c.close()
+            return text
+
+        def value(text, prefix):
+            lines = [line for line in text.splitlines() if line.startswith(prefix)]
+            return float(lines[0].split()[-1]) if lines else 0.0
+
+        duration = ('ticketd_request_duration_seconds_count{frontend="mysql",'
+                    'route="select_next_block"}')
+        blocks = 'ticketd_blocks_leased_total{frontend="mysql",sequence="Tickets32"}'
+        before = scrape()
+        conn = pymysql_conn(self.t)
+        cur = conn.cursor()
+        cur.execute("SELECT NEXT 7 VALUES FROM Tickets32")
+        cur.execute("REPLACE INTO Tickets32 (stub) VALUES ('a'), ('b')")
+        cur.execute("REPLACE INTO Tickets32 (stub) VALUES ('a')")  # one ID: not a block
+        conn.close()
+        after = scrape()
+        self.assertEqual(value(after, duration) - value(before, duration), 1, after)
+        self.assertEqual(value(after, blocks) - value(before, blocks), 2, after)
+        self.assertIn('ticketd_request_duration_seconds_count{frontend="mysql",'
+                      'route="insert_ticket"}', after)
 
     def test_node_mysql2_query_and_execute(self):
         node_dir = os.path.join(ROOT, "tests", "clients")

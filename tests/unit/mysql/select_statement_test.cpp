@@ -87,6 +87,25 @@ TEST_F(SelectStatement, RefusesUnknownVariablesAndSequences) {
   EXPECT_EQ(e.code, kErNotSupportedYet);
 }
 
+TEST_F(SelectStatement, TypesSessionOverridesByTheirValue) {
+  session_.variables["short_number"] = "12345";
+  session_.variables["long_number"] = std::string(25, '9');  // past BIGINT: text
+  session_.variables["word"] = "ON";
+  auto r = rows("SELECT @@short_number, @@long_number, @@word");
+  ASSERT_EQ(r.columns.size(), 3u);
+  EXPECT_EQ(r.columns[0].kind, ColumnKind::kBigint);
+  EXPECT_EQ(r.columns[1].kind, ColumnKind::kVarString);
+  EXPECT_EQ(r.columns[2].kind, ColumnKind::kVarString);
+}
+
+TEST_F(SelectStatement, AHugeVariableNamedManyTimesIsRefusedNotCopied) {
+  session_.variables["v"] = std::string(1 << 20, '7');
+  std::string sql = "SELECT @@v";
+  for (int i = 0; i < 20000; ++i) sql += ", @@v";
+  auto e = err(sql);
+  EXPECT_EQ(e.code, kErWarnAllowedPacketOverflowed);
+}
+
 TEST_F(SelectStatement, SetvalBehindTheSequenceIsNull) {
   EXPECT_EQ(value("SELECT SETVAL(Tickets64, 50)"), "50");
   EXPECT_EQ(value("SELECT SETVAL(Tickets64, 10)"), std::nullopt);
