@@ -11,6 +11,7 @@
 
 #include "server/base/log.h"
 #include "server/http/http_session.h"
+#include "server/mysql/metrics_hooks.h"
 #include "server/mysql/protocol/auth.h"
 #include "server/net/asio_support.h"
 
@@ -82,12 +83,8 @@ FrontEnds::FrontEnds(const config::Config& config, Engine& engine)
       settings(mysql_settings(config)),
       uuids(engine.clock()),
       gate(serving_gate(config, engine.clock())),
-      executor(
-          engine.service(), settings, engine.clock(),
-          [this](std::string_view sequence, std::uint64_t n) {
-            metrics.ids_issued(sequence, "mysql", n);
-          },
-          &uuids, engine.ha() ? gate.get() : nullptr),
+      executor(engine.service(), settings, engine.clock(), mysql::metrics_hooks(metrics), &uuids,
+               engine.ha() ? gate.get() : nullptr),
       hooks{[this](std::string_view /*user*/) { metrics.auth_failure("mysql"); },
             [this](std::uint16_t code) { metrics.error("mysql", std::to_string(code)); }},
       mysql_deps{executor,

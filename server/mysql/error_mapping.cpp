@@ -2,21 +2,38 @@
 
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
+#include "server/core/worker_errc.h"
 #include "storage/counter_store.h"
 
 namespace ticketd::mysql {
 namespace {
 
-struct Row {
-  TicketErrc code;
-  std::uint16_t mysql_errno;
-  const char* sql_state;
+// How an engine error's message reaches the client.
+enum class Shape {
+  kEngineMessage,  // as the engine wrote it
+  kNoSuchTable,    // MySQL's "Table 'db.t' doesn't exist", naming the qualified table
+  kReadOnly,       // mysqld's --read-only refusal wrapped around the engine's message
 };
 
-// One row per engine error. Unknown sequence reads as MySQL's "table doesn't exist" because
-// that is what a Flickr client would get from a missing Tickets table.
-constexpr Row kTicketRows[] = {
-    {TicketErrc::kUnknownSequence, kErNoSuchTable, "42S02"},
+struct EngineRow {
+  ErrorCode code;
+  std::uint16_t mysql_errno;
+  const char* sql_state;
+  Shape shape = Shape::kEngineMessage;
+};
+
+// One row per engine error. Choices worth a word:
+// - An unknown sequence reads as MySQL's "table doesn't exist", which is what a Flickr client
+//   would get from a missing Tickets table.
+// - A standby (or a deposed leader) refuses as a --read-only server does, and so does a fenced
+//   write (a newer leader owns the store; as on the HTTP edge, "not the leader") and a lost
+//   worker-ID lease: proxies and drivers with fail-over logic (ProxySQL, Vitess) take 1290 as
+//   "send writes to another server"; the connection stays usable.
+// - Other storage failures (disk full, I/O, corruption) are a general error carrying the
+//   engine's message, and no ticket; a closed store reads as the server shutting down.
+// - Worker-ID pools are served over HTTP only; their rows say what a MySQL client would see.
+const EngineRow kEngineRows[] = {
+    {TicketErrc::kUnknownSequence, kErNoSuchTable, "42S02", Shape::kNoSuchTable},
     {TicketErrc::kAlreadyExists, kErTableExists, "42S01"},
     {TicketErrc::kExhausted, kErSequenceRunOut, "HY000"},
     {TicketErrc::kInvalidArgument, kErWrongArguments, "HY000"},
@@ -27,24 +44,87 @@ constexpr Row kTicketRows[] = {
     {TicketErrc::kReservationNotFound, kErErrorDuringCommit, "HY000"},
     {TicketErrc::kReservationEnded, kErErrorDuringCommit, "HY000"},
     {TicketErrc::kQueueTimeout, kErLockWaitTimeout, "HY000"},
-    // A standby (or a deposed leader) refuses as a --read-only server does; the message names
-    // the leader's MySQL address so a client can reconnect there.
+    // The gate's message already is mysqld's --read-only wording, naming the leader.
     {TicketErrc::kNotLeader, kErOptionPreventsStatement, "HY000"},
-};
-
-struct SnowflakeRow {
-  SnowflakeErrc code;
-  std::uint16_t mysql_errno;
-  const char* sql_state;
-};
-
-// A lost worker-ID lease reads as MySQL's --read-only refusal (1290): proxies and drivers with
-// fail-over logic (ProxySQL, Vitess) take it as "send writes to another server", which is what
-// a client should do with a ticketd that cannot issue; the connection stays usable.
-constexpr SnowflakeRow kSnowflakeRows[] = {
+    {StorageErrc::kIo, kErGeneral, "HY000"},
+    {StorageErrc::kNoSpace, kErGeneral, "HY000"},
+    {StorageErrc::kCorruption, kErGeneral, "HY000"},
+    {StorageErrc::kLocked, kErGeneral, "HY000"},
+    {StorageErrc::kFenced, kErOptionPreventsStatement, "HY000", Shape::kReadOnly},
+    {StorageErrc::kClosed, kErServerShutdown, "08S01"},
     {SnowflakeErrc::kClockMovedBackwards, kErGeneral, "HY000"},
     {SnowflakeErrc::kWorkerLeaseLost, kErOptionPreventsStatement, "HY000"},
+    {WorkerErrc::kUnknownPool, kErGeneral, "HY000"},
+    {WorkerErrc::kUnknownLease, kErGeneral, "HY000"},
+    {WorkerErrc::kLeaseExpired, kErGeneral, "HY000"},
+    {WorkerErrc::kLeaseReleased, kErGeneral, "HY000"},
+    {WorkerErrc::kPoolFull, kErGeneral, "HY000"},
 };
+
+const EngineRow* find_engine_row(const ErrorCode& code) {
+  for (const auto& row : kEngineRows) {
+    if (row.code == code) return &row;
+  }
+  return nullptr;
+}
+
+struct StatementRow {
+  StatementErrc code;
+  std::uint16_t mysql_errno;
+  const char* sql_state;
+  std::string_view shape;  // `{}` is replaced by the next argument
+};
+
+// The executor's own refusals, worded as mysqld words them where mysqld has the error.
+constexpr StatementRow kStatementRows[] = {
+    {StatementErrc::kNoDatabaseSelected, kErNoDbError, "3D000", "No database selected"},
+    {StatementErrc::kNoSuchTable, kErNoSuchTable, "42S02", "Table '{}' doesn't exist"},
+    {StatementErrc::kBadDb, kErBadDb, "42000", "Unknown database '{}'"},
+    {StatementErrc::kTableExists, kErTableExists, "42S01", "Table '{}' already exists"},
+    {StatementErrc::kBadTable, kErBadTable, "42S02", "Unknown table '{}'"},
+    {StatementErrc::kUnknownSequence, kErUnknownSequence, "42S02", "Unknown SEQUENCE: '{}'"},
+    {StatementErrc::kNotSupported, kErNotSupportedYet, "42000",
+     "This version of ticketd doesn't yet support '{}'"},
+    {StatementErrc::kWrongValueCount, kErWrongValueCount, "21S01",
+     "Column count doesn't match value count at row {}"},
+    {StatementErrc::kWrongArguments, kErWrongArguments, "HY000", "{}"},
+    {StatementErrc::kUnknownSystemVariable, kErUnknownSystemVariable, "HY000",
+     "Unknown system variable '{}'"},
+    {StatementErrc::kWrongAutoKey, kErWrongAutoKey, "42000",
+     "Incorrect table definition; there can be only one auto column and it must be defined as "
+     "a key"},
+    {StatementErrc::kGlobalVariableDenied, kErSpecificAccessDenied, "42000",
+     "Access denied; you need (at least one of) the SUPER or SYSTEM_VARIABLES_ADMIN "
+     "privilege(s) for this operation"},
+    // Not mysqld's: a session override would break the guarantee that servers with different
+    // offsets never issue the same value.
+    {StatementErrc::kSessionOverrideRefused, kErNotSupportedYet, "42000",
+     "ticketd does not allow changing {} per session (the server's value is {}): a session "
+     "override would break the guarantee that servers with different offsets never issue the "
+     "same value"},
+    {StatementErrc::kWrongValueForVariable, kErWrongValueForVar, "42000",
+     "Variable '{}' can't be set to the value of '{}'"},
+    {StatementErrc::kUnknownThreadId, kErUnknownThreadId, "HY000", "Unknown thread id: {}"},
+    {StatementErrc::kEmptyQuery, kErEmptyQuery, "42000", "Query was empty"},
+    {StatementErrc::kParseError, kErParse, "42000",
+     "You have an error in your SQL syntax; check the manual that corresponds to your ticketd "
+     "server version for the right syntax to use near '{}' at line {}"},
+};
+
+std::string fill(std::string_view shape, std::initializer_list<std::string_view> args) {
+  std::string out;
+  const auto* arg = args.begin();
+  for (std::size_t at = 0;;) {
+    const std::size_t hole = shape.find("{}", at);
+    if (hole == std::string_view::npos) {
+      out.append(shape.substr(at));
+      return out;
+    }
+    out.append(shape.substr(at, hole - at));
+    if (arg != args.end()) out.append(*arg++);
+    at = hole + 2;
+  }
+}
 
 struct LimitRow {
   LimitErrc code;
@@ -75,26 +155,41 @@ ErrResult to_err(LimitErrc code, std::string message) {
   return ErrResult{kErGeneral, "HY000", std::move(message)};
 }
 
+ErrResult to_err(StatementErrc code, std::initializer_list<std::string_view> args) {
+  for (const auto& row : kStatementRows) {
+    if (row.code == code) return ErrResult{row.mysql_errno, row.sql_state, fill(row.shape, args)};
+  }
+  return ErrResult{kErGeneral, "HY000", fill("{}", args)};
+}
+
+std::optional<MySqlErrorRow> engine_error_row(const ErrorCode& code) {
+  const EngineRow* row = find_engine_row(code);
+  if (row == nullptr) return std::nullopt;
+  return MySqlErrorRow{row->mysql_errno, row->sql_state};
+}
+
 ErrResult to_err(const Error& error, std::string_view qualified_table) {
-  if (error.code.category() == ticket_category()) {
-    for (const auto& row : kTicketRows) {
-      if (error.code == row.code) {
-        if (row.code == TicketErrc::kUnknownSequence) {
-          return ErrResult{row.mysql_errno, row.sql_state,
-                           "Table '" + std::string(qualified_table) + "' doesn't exist"};
-        }
-        return ErrResult{row.mysql_errno, row.sql_state, error.message};
-      }
-    }
+  const EngineRow* row = find_engine_row(error.code);
+  if (row == nullptr) return ErrResult{kErGeneral, "HY000", error.message};
+  switch (row->shape) {
+    case Shape::kEngineMessage:
+      break;
+    case Shape::kNoSuchTable:
+      return ErrResult{row->mysql_errno, row->sql_state,
+                       "Table '" + std::string(qualified_table) + "' doesn't exist"};
+    case Shape::kReadOnly:
+      return ErrResult{row->mysql_errno, row->sql_state,
+                       "The ticketd server is running with the --read-only option (not the "
+                       "leader: " +
+                           error.message + ") so it cannot execute this statement"};
   }
-  if (error.code.category() == snowflake_category()) {
-    for (const auto& row : kSnowflakeRows) {
-      if (error.code == row.code) return ErrResult{row.mysql_errno, row.sql_state, error.message};
-    }
-  }
-  // Storage errors (disk full, I/O), a Snowflake clock that stepped back too far, anything
-  // unexpected: a general error carrying the engine's message, and no ticket.
-  return ErrResult{kErGeneral, "HY000", error.message};
+  return ErrResult{row->mysql_errno, row->sql_state, error.message};
+}
+
+ErrResult to_commit_err(const Error& error) {
+  ErrResult r = to_err(error, "");
+  r.message = "Error during COMMIT: " + r.message;
+  return r;
 }
 
 ErrResult to_err(ConnectionMemory::Verdict verdict, const ConnectionMemory& memory) {

@@ -1,6 +1,8 @@
 // Engine errors to MySQL (errno, SQLSTATE), in one table.
 #pragma once
 
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +41,9 @@ inline constexpr std::uint16_t kErWrongValueCount = 1136;
 inline constexpr std::uint16_t kErWarnAllowedPacketOverflowed = 1301;
 inline constexpr std::uint16_t kErDaGlobalConnLimit = 4081;
 inline constexpr std::uint16_t kErDaConnLimit = 4082;
+inline constexpr std::uint16_t kErNoDbError = 1046;
+inline constexpr std::uint16_t kErUnknownSystemVariable = 1193;
+inline constexpr std::uint16_t kErWrongValueForVar = 1231;
 
 /// The front end's own limits on hostile input. Each is refused with one (errno, SQLSTATE) row in
 /// error_mapping.cpp; the caller writes the message, naming the limit and its value.
@@ -54,6 +59,32 @@ enum class LimitErrc {
 
 [[nodiscard]] ErrResult to_err(LimitErrc code, std::string message);
 
+/// What a statement can be refused for by the executor itself (not the engine). Each is one row
+/// in error_mapping.cpp: (errno, SQLSTATE, message shape), the shape's `{}` filled in order by
+/// the arguments of to_err(). Names echoed in a message are clipped by the caller.
+enum class StatementErrc {
+  kNoDatabaseSelected,      // no current database and an unqualified name
+  kNoSuchTable,             // {table}: a name outside the served database, or not a sequence
+  kBadDb,                   // {database}: USE / FROM of another database
+  kTableExists,             // {table}: CREATE of a live name
+  kBadTable,                // {table}: DROP TABLE of a missing name
+  kUnknownSequence,         // {table}: DROP SEQUENCE of a missing name
+  kNotSupported,            // {what}: valid MySQL that ticketd does not do
+  kWrongValueCount,         // {row}: INSERT row with another number of values than columns
+  kWrongArguments,          // {message}: a value out of range (block size, INCREMENT, ...)
+  kUnknownSystemVariable,   // {name}: SELECT @@name of an unknown variable
+  kWrongAutoKey,            // CREATE TABLE with several AUTO_INCREMENT columns
+  kGlobalVariableDenied,    // SET GLOBAL / PERSIST: no client has that privilege here
+  kSessionOverrideRefused,  // {name} {server value}: auto_increment_* per session
+  kWrongValueForVariable,   // {name} {value}: SET autocommit = 'x'
+  kUnknownThreadId,         // {id}: KILL
+  kEmptyQuery,              // only whitespace and comments
+  kParseError,              // {near} {line}: a syntax error
+};
+
+[[nodiscard]] ErrResult to_err(StatementErrc code,
+                               std::initializer_list<std::string_view> args = {});
+
 /// The ERR for a charge `memory` refused (kConnectionMemory or kGlobalMemory, by `verdict`).
 [[nodiscard]] ErrResult to_err(ConnectionMemory::Verdict verdict, const ConnectionMemory& memory);
 
@@ -68,8 +99,21 @@ inline constexpr std::size_t kMaxEchoedNameBytes = 64;
 /// A client-supplied name as echoed in an ERR message: at most kMaxEchoedNameBytes.
 [[nodiscard]] std::string clip_for_message(std::string_view name);
 
-/// Maps an engine error (TicketErrc or StorageErrc) to an ERR packet. `table` is the
-/// database-qualified name MySQL would print ("tickets.Tickets64") for kUnknownSequence.
+/// Maps an engine error (TicketErrc, StorageErrc, SnowflakeErrc, WorkerErrc) to an ERR packet.
+/// `table` is the database-qualified name MySQL would print ("tickets.Tickets64") for
+/// kUnknownSequence. An error with no row reads as ER_UNKNOWN_ERROR (1105) with its message.
 [[nodiscard]] ErrResult to_err(const Error& error, std::string_view qualified_table);
+
+/// The ERR for a COMMIT whose held gapless numbers could not be committed: the engine error's
+/// row, its message prefixed as mysqld prefixes a failed commit.
+[[nodiscard]] ErrResult to_commit_err(const Error& error);
+
+/// The (errno, SQLSTATE) row of an engine error code, or nullopt when it has none (tests check
+/// that every code has one).
+struct MySqlErrorRow {
+  std::uint16_t mysql_errno = 0;
+  std::string_view sql_state;
+};
+[[nodiscard]] std::optional<MySqlErrorRow> engine_error_row(const ErrorCode& code);
 
 }  // namespace ticketd::mysql

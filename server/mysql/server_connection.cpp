@@ -10,6 +10,7 @@
 #include "server/mysql/protocol/packet_writer.h"
 #include "server/mysql/protocol/prepared_statement.h"
 #include "server/mysql/protocol/result_set.h"
+#include "server/mysql/result_columns.h"
 #include "server/sql/query_text.h"
 #include "server/sql/recognizer.h"
 
@@ -499,8 +500,8 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
   }
   ps.num_params = static_cast<std::uint16_t>(n);
   ps.long_data.resize(ps.num_params);
-  // Recognize with a stand-in for each `?` so syntax errors surface at prepare time, and so a
-  // SELECT can describe its columns.
+  // Recognize with a stand-in for each `?` so syntax errors surface at prepare time, and so the
+  // statement can describe its columns.
   auto probe = sql::recognize(
       sql::substitute_placeholders(ps.sql, std::vector<std::string>(ps.num_params, "1")));
   if (const auto* u = std::get_if<sql::Unrecognized>(&probe)) {
@@ -511,20 +512,8 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
     (void)u;
     return done(std::move(o));
   }
-  if (const auto* sel = std::get_if<sql::Select>(&probe)) {
-    for (const auto& item : sel->items) {
-      Column c{item.column_name(), ColumnKind::kVarString, {}};
-      if (item.kind == sql::SelectItemKind::kLastInsertId ||
-          item.kind == sql::SelectItemKind::kNextValue ||
-          item.kind == sql::SelectItemKind::kConnectionId) {
-        c.kind = ColumnKind::kUnsignedBigint;
-      }
-      ps.columns.push_back(definition(c, executor_.settings().database));
-    }
-  } else if (std::holds_alternative<sql::SelectNextBlock>(probe)) {
-    ps.columns.push_back(definition(Column{"nextval", ColumnKind::kUnsignedBigint, {}},
-                                    executor_.settings().database));
-  }
+  // The statement table's columns, the same ones execution builds its result set from.
+  ps.columns = to_definitions(result_columns(probe, executor_.settings(), session_));
   const auto id = next_statement_id_++;
   Output o;
   for (const auto& packet :

@@ -85,8 +85,11 @@ std::optional<VariableValue> server_value(const ServerSettings& s, const Session
   return VariableValue{f->value, f->numeric};
 }
 
-bool all_digits(std::string_view v) {
-  return !v.empty() &&
+// A session override reads as a number when it is one that fits BIGINT UNSIGNED (at most 20
+// digits). The length bound also keeps the check cheap: `SELECT @@v, @@v, ...` asks it once per
+// item, and @@v may be megabytes.
+bool is_number(std::string_view v) {
+  return !v.empty() && v.size() <= 20 &&
          std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
@@ -103,10 +106,25 @@ std::optional<VariableValue> lookup_variable(const ServerSettings& settings,
       return VariableValue{std::to_string(session.last_insert_id), true};
     }
     if (auto it = session.variables.find(key); it != session.variables.end()) {
-      return VariableValue{it->second, all_digits(it->second)};
+      return VariableValue{it->second, is_number(it->second)};
     }
   }
   return server_value(settings, session, key, global);
+}
+
+std::optional<bool> variable_is_numeric(const ServerSettings& settings, const SessionState& session,
+                                        std::string_view name, bool global) {
+  const auto key = lower(name);
+  if (!global) {
+    if (key == "identity" || key == "last_insert_id") return true;
+    if (auto it = session.variables.find(key); it != session.variables.end()) {
+      return is_number(it->second);
+    }
+  }
+  // Server values are short: copying one is cheap.
+  auto v = server_value(settings, session, key, global);
+  if (!v) return std::nullopt;
+  return v->numeric;
 }
 
 std::vector<std::pair<std::string, std::string>> all_variables(const ServerSettings& settings,

@@ -21,6 +21,12 @@ struct VariableValue {
                                                            const SessionState& session,
                                                            std::string_view name, bool global);
 
+/// Whether lookup_variable() would report @@name as numeric, without copying its value;
+/// nullopt for an unknown variable.
+[[nodiscard]] std::optional<bool> variable_is_numeric(const ServerSettings& settings,
+                                                      const SessionState& session,
+                                                      std::string_view name, bool global);
+
 /// Every variable, sorted by name, as SHOW VARIABLES lists them.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> all_variables(
     const ServerSettings& settings, const SessionState& session, bool global);

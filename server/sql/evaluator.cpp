@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "server/sql/lexer.h"
+#include "server/sql/token_cursor.h"
 
 namespace ticketd::sql {
 namespace {
@@ -21,7 +22,7 @@ struct Value {
 class Evaluator {
  public:
   Evaluator(std::string_view expr, const VariableLookup& lookup, const EvalLimits& limits)
-      : tokens_(tokenize(expr)), lookup_(lookup), limits_(limits) {}
+      : cursor_(expr), lookup_(lookup), limits_(limits) {}
 
   std::optional<Value> run() {
     std::optional<Value> v = expression();
@@ -34,19 +35,9 @@ class Evaluator {
   [[nodiscard]] EvalFailure failure() const { return failure_; }
 
  private:
-  [[nodiscard]] const Token& peek(std::size_t ahead = 0) const {
-    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
-  }
-  const Token& advance() {
-    const Token& t = peek();
-    if (pos_ + 1 < tokens_.size()) ++pos_;
-    return t;
-  }
-  bool accept(std::string_view op) {
-    if (!peek().is_operator(op)) return false;
-    advance();
-    return true;
-  }
+  [[nodiscard]] const Token& peek() const { return cursor_.peek(); }
+  const Token& advance() { return cursor_.advance(); }
+  bool accept(std::string_view op) { return cursor_.accept_operator(op); }
 
   // Counts one nesting level for as long as it lives.
   struct Level {
@@ -188,8 +179,7 @@ class Evaluator {
     return out;
   }
 
-  std::vector<Token> tokens_;
-  std::size_t pos_ = 0;
+  TokenCursor cursor_;
   const VariableLookup& lookup_;
   const EvalLimits& limits_;
   std::size_t depth_ = 0;

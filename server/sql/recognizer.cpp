@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "server/sql/lexer.h"
+#include "server/sql/token_cursor.h"
 
 namespace ticketd::sql {
 namespace {
@@ -59,50 +60,14 @@ VariableScope scope_from_prefix(std::string_view prefix) {
   return VariableScope::kDefault;
 }
 
-// A cursor over the tokens of one statement. Errors are sticky: the first one recorded is the one
-// reported, and parse functions may keep going and return finish(), which returns it.
-class Parser {
+// The token cursor plus what the recognizer needs on top of it. Errors are sticky: the first one
+// recorded is the one reported, and parse functions may keep going and return finish(), which
+// returns it.
+class Parser : public TokenCursor {
  public:
-  explicit Parser(std::string_view sql) : sql_(sql), tokens_(tokenize(sql)) {}
+  explicit Parser(std::string_view sql) : TokenCursor(sql), sql_(sql) {}
 
-  [[nodiscard]] const std::vector<Token>& tokens() const { return tokens_; }
-  [[nodiscard]] std::size_t position() const { return pos_; }
-  void seek(std::size_t pos) { pos_ = std::min(pos, tokens_.size() - 1); }
   [[nodiscard]] bool ok() const { return !error_.has_value(); }
-
-  [[nodiscard]] const Token& peek(std::size_t ahead = 0) const {
-    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
-  }
-  const Token& advance() {
-    const Token& t = peek();
-    if (pos_ + 1 < tokens_.size()) ++pos_;
-    return t;
-  }
-  [[nodiscard]] bool at_keyword(std::string_view keyword, std::size_t ahead = 0) const {
-    return peek(ahead).is_keyword(keyword);
-  }
-  [[nodiscard]] bool at_operator(std::string_view op, std::size_t ahead = 0) const {
-    return peek(ahead).is_operator(op);
-  }
-  bool accept_keyword(std::string_view keyword) {
-    if (!at_keyword(keyword)) return false;
-    advance();
-    return true;
-  }
-  // All of `keywords`, in order, or nothing is consumed.
-  bool accept_keywords(std::initializer_list<std::string_view> keywords) {
-    std::size_t i = 0;
-    for (std::string_view k : keywords) {
-      if (!at_keyword(k, i++)) return false;
-    }
-    seek(pos_ + keywords.size());
-    return true;
-  }
-  bool accept_operator(std::string_view op) {
-    if (!at_operator(op)) return false;
-    advance();
-    return true;
-  }
   [[nodiscard]] bool at_assignment(std::size_t ahead = 0) const {
     return at_operator("=", ahead) || at_operator(":=", ahead);
   }
@@ -329,8 +294,6 @@ class Parser {
   }
 
   std::string_view sql_;
-  std::vector<Token> tokens_;
-  std::size_t pos_ = 0;
   std::optional<Unrecognized> error_;
 };
 

@@ -25,6 +25,20 @@ async function main() {
     const [b] = await conn.query('SELECT NEXT VALUE FOR Tickets64 AS v');
     out.nextval.push(String(a[0].v), String(b[0].v));
   }
+  // Server-side prepares: what COM_STMT_PREPARE describes must be what COM_STMT_EXECUTE sends.
+  out.prepared = [];
+  const shape = (cols) => (cols || []).map(
+    (c) => [c.name, c.columnType, c.flags, c.characterSet, c.columnLength]);
+  for (const sql of ['SELECT 1 AS one', "SELECT 'a' AS s, NULL AS n, -2 AS neg",
+    'SELECT @@max_allowed_packet AS m, @@version AS v', 'SELECT LAST_INSERT_ID() AS id',
+    'SELECT NEXTVAL(Tickets64) AS v', 'SELECT NEXT 2 VALUES FROM Tickets64',
+    "SHOW VARIABLES LIKE 'version'", 'SHOW WARNINGS']) {
+    const stmt = await conn.prepare(sql);
+    const [rows, fields] = await stmt.execute([]);
+    out.prepared.push({ sql, described: shape(stmt.statement.columns), executed: shape(fields),
+      first: rows.length ? String(Object.values(rows[0])[0]) : null });
+    await stmt.close();
+  }
   const [blk] = await conn.query('SELECT NEXT 100 VALUES FROM Tickets64');
   out.block = String(blk[0].nextval);
   try {

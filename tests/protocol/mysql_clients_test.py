@@ -2,6 +2,7 @@
 """Real MySQL clients against a real ticketd over loopback: the mariadb CLI, PyMySQL, mysqlclient
 (MySQLdb), Node mysql2 (query and execute) and sysbench. Runs with Debian's python3, which has the
 driver packages."""
+import http.client
 import json
 import os
 import subprocess
@@ -118,6 +119,34 @@ class Clients(unittest.TestCase):
         self.assertEqual(cur.fetchone()[0], native)
         conn.close()
 
+    def test_metrics_count_mysql_statements_and_blocks(self):
+        def scrape():
+            c = http.client.HTTPConnection("127.0.0.1", self.t.http_port, timeout=10)
+            c.request("GET", "/metrics")
+            text = c.getresponse().read().decode()
+            c.close()
+            return text
+
+        def value(text, prefix):
+            lines = [line for line in text.splitlines() if line.startswith(prefix)]
+            return float(lines[0].split()[-1]) if lines else 0.0
+
+        duration = ('ticketd_request_duration_seconds_count{frontend="mysql",'
+                    'route="select_next_block"}')
+        blocks = 'ticketd_blocks_leased_total{frontend="mysql",sequence="Tickets32"}'
+        before = scrape()
+        conn = pymysql_conn(self.t)
+        cur = conn.cursor()
+        cur.execute("SELECT NEXT 7 VALUES FROM Tickets32")
+        cur.execute("REPLACE INTO Tickets32 (stub) VALUES ('a'), ('b')")
+        cur.execute("REPLACE INTO Tickets32 (stub) VALUES ('a')")  # one ID: not a block
+        conn.close()
+        after = scrape()
+        self.assertEqual(value(after, duration) - value(before, duration), 1, after)
+        self.assertEqual(value(after, blocks) - value(before, blocks), 2, after)
+        self.assertIn('ticketd_request_duration_seconds_count{frontend="mysql",'
+                      'route="insert_ticket"}', after)
+
     def test_node_mysql2_query_and_execute(self):
         node_dir = os.path.join(ROOT, "tests", "clients")
         r = subprocess.run(["node", os.path.join(node_dir, "mysql2_client.js"),
@@ -139,6 +168,13 @@ class Clients(unittest.TestCase):
         self.assertEqual(out["errors"]["unknown"][:2], [1146, "42S02"])
         self.assertEqual(out["errors"]["syntax"], [1064, "42000"])
         self.assertEqual(str(out["after_errors"]), "1")
+        # Described at prepare as sent at execute: name, type, flags, charset, length.
+        for p in out["prepared"]:
+            self.assertTrue(p["executed"], p["sql"])
+            self.assertEqual(p["described"], p["executed"], p["sql"])
+        one = out["prepared"][0]
+        self.assertEqual(one["described"][0][1], 8, "SELECT 1 is a LONGLONG")  # MYSQL_TYPE_LONGLONG
+        self.assertEqual(one["first"], "1")
 
     def test_sysbench_text_and_prepared(self):
         prefix = os.path.join(self.t.data_dir, "sb")

@@ -505,6 +505,85 @@ TEST_F(Conversation, ErrorMessagesAreCutToMysqlErrmsgSize) {
   EXPECT_LE(e->message.size(), kMysqlErrmsgSize - 1);
 }
 
+// COM_STMT_PREPARE describes the columns COM_STMT_EXECUTE then sends, byte for byte: both read
+// the statement table. A prepared `SELECT 1` was described as VAR_STRING and executed as
+// BIGINT, which drivers that type their buffers from the prepare answer (mysql2, JDBC's
+// server-side prepares) decoded wrongly.
+TEST_F(Conversation, PreparedStatementsDescribeTheColumnsExecutionSends) {
+  auto g = GaplessSequence::open(SequenceSpec{.name = "Invoices", .kind = SequenceKind::kGapless},
+                                 GaplessOptions{}, store_, committer_, clock_);
+  ASSERT_TRUE(g);
+  EXPECT_TRUE(service_.add_gapless(*g));
+  login();
+  const std::string_view statements[] = {
+      "SELECT 1",
+      "SELECT 'a', NULL, 1.5, -7 AS minus",
+      "SELECT @@version, @@max_allowed_packet, @@autocommit, @@session.sql_mode",
+      "SELECT LAST_INSERT_ID(), CONNECTION_ID(), DATABASE(), USER(), NOW()",
+      "SELECT NEXTVAL(Tickets64), LASTVAL(Tickets64), SETVAL(Tickets64, 500)",
+      "SELECT NEXTVAL(Invoices)",
+      "SELECT NEXT 3 VALUES FROM Tickets64",
+      "SHOW VARIABLES LIKE 'version%'",
+      "SHOW STATUS",
+      "SHOW WARNINGS",
+      "SHOW ERRORS",
+      "SHOW TABLES",
+      "SHOW FULL TABLES",
+      "SHOW CREATE TABLE Tickets64",
+      "SHOW CREATE SEQUENCE Tickets64",
+      "SHOW COLUMNS FROM Tickets64",
+      "SHOW TABLE STATUS",
+      "SHOW DATABASES",
+      "SHOW ENGINES",
+      "SHOW COLLATION",
+      "SHOW CHARACTER SET",
+      "SHOW PROCESSLIST",
+      "REPLACE INTO Tickets64 (stub) VALUES ('a')",
+      "SET @x = 1",
+      "BEGIN",
+      "COMMIT",
+  };
+  for (std::string_view sql : statements) {
+    std::string prep(1, static_cast<char>(kComStmtPrepare));
+    prep += sql;
+    auto described = unframe(send(prep).bytes);
+    ASSERT_FALSE(described.empty()) << sql;
+    ASSERT_EQ(static_cast<std::uint8_t>(described[0].payload[0]), 0x00) << sql;
+    const std::string& ok =
+        described[0].payload;  // 00, id(4), columns(2), params(2), 00, warnings(2)
+    const std::size_t columns =
+        static_cast<std::uint8_t>(ok[5]) | (static_cast<std::uint8_t>(ok[6]) << 8);
+    ASSERT_EQ(described.size(), 1 + columns) << sql << ": no params, DEPRECATE_EOF";
+    std::string exec(1, static_cast<char>(kComStmtExecute));
+    exec += ok.substr(1, 4);
+    exec += std::string("\x00\x01\x00\x00\x00", 5);  // no cursor, iteration count 1
+    auto executed = unframe(send(exec).bytes);
+    ASSERT_FALSE(executed.empty()) << sql;
+    if (columns == 0) {
+      EXPECT_EQ(static_cast<std::uint8_t>(executed[0].payload[0]), 0x00) << sql << ": OK";
+      EXPECT_EQ(executed.size(), 1u) << sql;
+      continue;
+    }
+    ASSERT_EQ(static_cast<std::uint8_t>(executed[0].payload[0]), columns) << sql;
+    ASSERT_GT(executed.size(), 1 + columns) << sql;
+    for (std::size_t i = 0; i < columns; ++i) {
+      EXPECT_EQ(testing::to_hex(executed[1 + i].payload), testing::to_hex(described[1 + i].payload))
+          << sql << ": column " << i;
+    }
+  }
+}
+
+TEST_F(Conversation, PreparedSelectOneIsDescribedAsBigint) {
+  login();
+  std::string prep(1, static_cast<char>(kComStmtPrepare));
+  auto described = unframe(send(prep + "SELECT 1").bytes);
+  ASSERT_EQ(described.size(), 2u);
+  auto def = decode_column_definition41(as_bytes(described[1].payload));
+  ASSERT_TRUE(def);
+  EXPECT_EQ(def->type, kTypeLongLong);
+  EXPECT_EQ(def->name, "1");
+}
+
 ServerSettings tight_settings() {
   ServerSettings s;
   s.max_allowed_packet = 64 * 1024;

@@ -1,0 +1,279 @@
+// DDL and SHOW of sequences and tables: a ticketd table is a sequence (the Flickr schema's
+// id + stub), so CREATE TABLE and CREATE SEQUENCE both create one.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "server/core/ticket_errc.h"
+#include "server/mysql/error_mapping.h"
+#include "server/mysql/statement_handlers.h"
+
+namespace ticketd::mysql {
+namespace {
+
+std::string create_table_text(const SequenceInfo& i) {
+  return "CREATE TABLE `" + i.spec.name +
+         "` (\n  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,\n"
+         "  `stub` char(1) NOT NULL DEFAULT '',\n  PRIMARY KEY (`id`),\n"
+         "  UNIQUE KEY `stub` (`stub`)\n) ENGINE=InnoDB AUTO_INCREMENT=" +
+         std::to_string(i.next_value) + " DEFAULT CHARSET=utf8mb4";
+}
+
+std::string create_sequence_text(const SequenceInfo& i) {
+  return "CREATE SEQUENCE `" + i.spec.name + "` start with " + std::to_string(i.spec.start) +
+         " minvalue " + std::to_string(i.spec.start) + " maxvalue " +
+         std::to_string(i.spec.max_value) + " increment by " + std::to_string(i.spec.increment) +
+         " cache " + std::to_string(i.spec.cache) + " nocycle ENGINE=InnoDB";
+}
+
+void create(StatementCall& call, const SequenceSpec& spec, bool if_not_exists,
+            const std::string& display) {
+  if (auto problem = validate(spec); !problem.empty()) {
+    return call.done(to_err(StatementErrc::kWrongArguments, {"'" + display + "': " + problem}));
+  }
+  const bool existed = call.engine.tickets.exists(spec.name);
+  call.engine.tickets.create(spec, CreateOptions{.if_not_exists = if_not_exists},
+                             [&s = call.session, done = std::move(call.done), existed,
+                              if_not_exists, display](DetailedResult<void> r) {
+                               if (!r) {
+                                 if (r.error().code == TicketErrc::kAlreadyExists) {
+                                   return done(to_err(StatementErrc::kTableExists, {display}));
+                                 }
+                                 return done(to_err(r.error(), display));
+                               }
+                               if (existed && if_not_exists) {
+                                 auto note = to_err(StatementErrc::kTableExists, {display});
+                                 s.warnings.push_back({"Note", note.code, std::move(note.message)});
+                                 return done(OkResult{0, 0, 1, {}});
+                               }
+                               done(OkResult{});
+                             });
+}
+
+// DROP TABLE a, b, ...: one drop after another, in a loop rather than one call per name, so
+// a long list of missing names (answered inline) needs no deeper stack than one name.
+struct DropRun : std::enable_shared_from_this<DropRun> {
+  DropRun(StatementCall& c, std::vector<sql::TableName> n, bool e, bool seq)
+      : call{c.engine, c.session, std::move(c.done)},
+        names(std::move(n)),
+        if_exists(e),
+        sequence(seq) {}
+
+  StatementCall call;
+  std::vector<sql::TableName> names;
+  bool if_exists = false;
+  bool sequence = false;
+  std::atomic<int> phase{0};  // as in SelectRun
+
+  void resumed(std::size_t next) {
+    int expected = 0;
+    if (phase.compare_exchange_strong(expected, 1)) return;
+    step(next);
+  }
+
+  void step(std::size_t i) {
+    auto& s = call.session;
+    for (; i < names.size(); ++i) {
+      ErrResult e;
+      auto name = call.resolve(names[i], e);
+      if (!name) return call.done(e);
+      auto display = call.engine.qualified(*name);
+      auto unknown = [&] {
+        return to_err(sequence ? StatementErrc::kUnknownSequence : StatementErrc::kBadTable,
+                      {display});
+      };
+      if (!call.engine.tickets.exists(*name)) {
+        if (!if_exists) return call.done(unknown());
+        // mysqld keeps at most max_error_count (1024) notes; so do we, for a list of a
+        // million missing names.
+        if (s.warnings.size() < kMaxErrorCount) {
+          auto w = unknown();
+          s.warnings.push_back({"Note", w.code, w.message});
+        }
+        continue;
+      }
+      // Drop is not a reset: the engine leaves a tombstone, so re-creating resumes above it.
+      phase.store(0);
+      call.engine.tickets.drop(*name,
+                               [self = shared_from_this(), i, display](DetailedResult<void> r) {
+                                 if (!r) return self->call.done(to_err(r.error(), display));
+                                 self->resumed(i + 1);
+                               });
+      int expected = 0;
+      if (phase.compare_exchange_strong(expected, 2)) return;  // it completes later
+    }
+    call.done(OkResult{0, 0, static_cast<std::uint16_t>(s.warnings.size()), {}});
+  }
+};
+
+std::shared_ptr<TicketSequence> find_or_fail(StatementCall& call, const sql::TableName& t) {
+  ErrResult e;
+  auto name = call.resolve(t, e);
+  if (!name) {
+    call.done(e);
+    return nullptr;
+  }
+  auto seq = call.engine.tickets.find(*name);
+  if (!seq) call.done(to_err(StatementErrc::kNoSuchTable, {call.engine.qualified(*name)}));
+  return seq;
+}
+
+bool schema_ok(StatementCall& call, const std::string& schema) {
+  if (schema.empty() || schema == call.engine.settings.database) return true;
+  call.done(to_err(StatementErrc::kBadDb, {clip_for_message(schema)}));
+  return false;
+}
+
+}  // namespace
+
+void run(const sql::CreateTable& st, StatementCall& call) {
+  ErrResult e;
+  auto name = call.resolve(st.name, e);
+  if (!name) return call.done(e);
+  int autos = 0;
+  for (const auto& c : st.columns) autos += c.is_auto_increment ? 1 : 0;
+  if (autos > 1) return call.done(to_err(StatementErrc::kWrongAutoKey));
+  if (autos == 0) {
+    return call.done(to_err(StatementErrc::kNotSupported,
+                            {"a table without an AUTO_INCREMENT column (a ticketd table is "
+                             "a sequence: it needs exactly one)"}));
+  }
+  const auto& settings = call.engine.settings;
+  SequenceSpec spec;
+  spec.name = *name;
+  spec.start = st.auto_increment_start.value_or(1);
+  if (spec.start == 0) spec.start = 1;
+  spec.increment = settings.auto_increment_increment;
+  spec.offset = settings.auto_increment_offset;
+  spec.cache = settings.default_cache;
+  create(call, spec, st.if_not_exists, *name);
+}
+
+void run(const sql::CreateSequence& st, StatementCall& call) {
+  ErrResult e;
+  auto name = call.resolve(st.name, e);
+  if (!name) return call.done(e);
+  const auto not_supported = [&call](std::string_view what) {
+    call.done(to_err(StatementErrc::kNotSupported, {what}));
+  };
+  const auto wrong = [&call](std::string_view what) {
+    call.done(to_err(StatementErrc::kWrongArguments, {what}));
+  };
+  if (st.or_replace) return not_supported("CREATE OR REPLACE SEQUENCE");
+  const auto& o = st.options;
+  const std::int64_t increment = o.increment.value_or(1);
+  if (increment <= 0) return not_supported("a descending or zero INCREMENT");
+  if (increment > 65535) return wrong("INCREMENT must be at most 65535");
+  const std::int64_t min_value = o.min_value.value_or(1);
+  const std::int64_t start = o.start.value_or(std::max<std::int64_t>(min_value, 1));
+  if (start < 1) return not_supported("a sequence starting below 1");
+  SequenceSpec spec;
+  spec.name = *name;
+  spec.start = static_cast<std::uint64_t>(start);
+  spec.increment = static_cast<std::uint64_t>(increment);
+  // MariaDB sequences step from START: values ≡ start (mod increment).
+  spec.offset = spec.start % spec.increment == 0 ? spec.increment : spec.start % spec.increment;
+  if (o.max_value && !o.no_max_value) {
+    if (*o.max_value < start) return wrong("MAXVALUE is less than START");
+    spec.max_value = static_cast<std::uint64_t>(*o.max_value);
+  }
+  spec.cache = o.cache ? std::max<std::int64_t>(*o.cache, 1) : call.engine.settings.default_cache;
+  create(call, spec, st.if_not_exists, *name);
+}
+
+void run(const sql::DropTable& st, StatementCall& call) {
+  std::make_shared<DropRun>(call, st.names, st.if_exists, false)->step(0);
+}
+
+void run(const sql::DropSequence& st, StatementCall& call) {
+  std::make_shared<DropRun>(call, st.names, st.if_exists, true)->step(0);
+}
+
+void run(const sql::AlterTable& st, StatementCall& call) {
+  ErrResult e;
+  auto name = call.resolve(st.table, e);
+  if (!name) return call.done(e);
+  if (!st.auto_increment) {
+    return call.done(
+        to_err(StatementErrc::kNotSupported, {"ALTER TABLE other than AUTO_INCREMENT = n"}));
+  }
+  // Forward only: a smaller value is ignored, as InnoDB ignores an AUTO_INCREMENT below the
+  // current maximum.
+  call.engine.tickets.advance_to(
+      *name, *st.auto_increment,
+      [done = std::move(call.done), d = call.engine.qualified(*name)](DetailedResult<Block> b) {
+        if (!b) return done(to_err(b.error(), d));
+        done(OkResult{0, 0, 0, "Records: 0  Duplicates: 0  Warnings: 0"});
+      });
+}
+
+void run(const sql::AlterSequence&, StatementCall& call) {
+  call.done(to_err(StatementErrc::kNotSupported,
+                   {"ALTER SEQUENCE (use SELECT SETVAL to move a sequence forward)"}));
+}
+
+void run(const sql::TruncateTable&, StatementCall& call) {
+  call.done(to_err(StatementErrc::kNotSupported,
+                   {"TRUNCATE: it would reissue IDs; DROP and CREATE resume above the old "
+                    "values instead"}));
+}
+
+void run(const sql::ShowCreateTable& st, StatementCall& call) {
+  auto seq = find_or_fail(call, st.table);
+  if (!seq) return;
+  auto r = fixed_result_set(sql::ShowCreateTable::kName, call);
+  auto info = seq->info();
+  r.rows.push_back(Row{info.spec.name, create_table_text(info)});
+  call.done(std::move(r));
+}
+
+void run(const sql::ShowCreateSequence& st, StatementCall& call) {
+  auto seq = find_or_fail(call, st.name);
+  if (!seq) return;
+  auto r = fixed_result_set(sql::ShowCreateSequence::kName, call);
+  auto info = seq->info();
+  r.rows.push_back(Row{info.spec.name, create_sequence_text(info)});
+  call.done(std::move(r));
+}
+
+void run(const sql::ShowColumns& st, StatementCall& call) {
+  auto seq = find_or_fail(call, st.table);
+  if (!seq) return;
+  auto r = fixed_result_set(sql::ShowColumns::kName, call);
+  if (passes(st.filter, "id")) {
+    r.rows.push_back(Row{"id", "bigint(20) unsigned", "NO", "PRI", std::nullopt, "auto_increment"});
+  }
+  if (passes(st.filter, "stub")) r.rows.push_back(Row{"stub", "char(1)", "NO", "UNI", "", ""});
+  call.done(std::move(r));
+}
+
+void run(const sql::ShowTables& st, StatementCall& call) {
+  if (!schema_ok(call, st.schema)) return;
+  const std::string db = st.schema.empty() ? call.session.database : st.schema;
+  if (db.empty()) return call.done(to_err(StatementErrc::kNoDatabaseSelected));
+  auto r = result_set_for(sql::Statement{st}, call);
+  for (const auto& i : call.engine.tickets.list()) {
+    if (!passes(st.filter, i.spec.name)) continue;
+    Row row{i.spec.name};
+    if (st.full) row.emplace_back("BASE TABLE");
+    r.rows.push_back(std::move(row));
+  }
+  call.done(std::move(r));
+}
+
+void run(const sql::ShowTableStatus& st, StatementCall& call) {
+  if (!schema_ok(call, st.schema)) return;
+  auto r = fixed_result_set(sql::ShowTableStatus::kName, call);
+  for (const auto& i : call.engine.tickets.list()) {
+    if (!passes(st.filter, i.spec.name)) continue;
+    r.rows.push_back(Row{i.spec.name, "InnoDB", "10", "Dynamic", "1", std::to_string(i.next_value),
+                         "utf8mb4_general_ci",
+                         "ticketd " + std::string(kind_name(i.spec.kind)) + " sequence"});
+  }
+  call.done(std::move(r));
+}
+
+}  // namespace ticketd::mysql

@@ -1,0 +1,218 @@
+// SELECT: driver chatter (@@variables, DATABASE(), VERSION()), LAST_INSERT_ID() and the sequence
+// functions NEXTVAL / LASTVAL / SETVAL. The columns come from the statement table, the same ones
+// COM_STMT_PREPARE describes; this file fills the row.
+#include <atomic>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "server/core/ticket_errc.h"
+#include "server/mysql/error_mapping.h"
+#include "server/mysql/server_variables.h"
+#include "server/mysql/statement_handlers.h"
+
+namespace ticketd::mysql {
+namespace {
+
+std::string format_utc(std::int64_t unix_ms) {
+  std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+// Evaluates the items left to right; NEXTVAL and SETVAL wait for the engine.
+struct SelectRun : std::enable_shared_from_this<SelectRun> {
+  // Keeps its own copy of the statement: the caller's may be gone once an item is in flight.
+  SelectRun(const sql::Select& select, StatementCall& c)
+      : statement(select),
+        call{c.engine, c.session, std::move(c.done)},
+        st(std::get<sql::Select>(statement)),
+        result(result_set_for(statement, call)) {}
+
+  const sql::Statement statement;
+  StatementCall call;
+  const sql::Select& st;  // in `statement`
+  ResultSetResult result;
+  Row row;
+  std::size_t row_bytes = 0;
+  // NEXTVAL / SETVAL items complete inline (cached path) or later; the loop in step() goes on
+  // after an inline one instead of recursing, so 10,000 items need no deeper stack than one.
+  // 0: the item is running inside step(), 1: it completed inline, 2: step() returned.
+  std::atomic<int> phase{0};
+
+  [[nodiscard]] const ExecutorEngine& ex() const { return call.engine; }
+  [[nodiscard]] SessionState& s() const { return call.session; }
+
+  // A row larger than max_allowed_packet could not be sent: `SELECT @@v, @@v, ...` with an
+  // 8 MiB @@v would otherwise build gigabytes.
+  bool row_fits(std::size_t bytes) {
+    row_bytes += bytes;
+    if (row_bytes <= ex().settings.max_allowed_packet) return true;
+    finish(to_err(LimitErrc::kValueTooLarge,
+                  "Result of SELECT was larger than max_allowed_packet (" +
+                      std::to_string(ex().settings.max_allowed_packet) + ")"));
+    return false;
+  }
+
+  // Called by an async item when its value is in the row.
+  void resumed(std::size_t next) {
+    int expected = 0;
+    if (phase.compare_exchange_strong(expected, 1)) return;  // inline: step()'s loop goes on
+    step(next);
+  }
+
+  void step(std::size_t i) {
+    for (; i < st.items.size(); ++i) {
+      const auto& item = st.items[i];
+      switch (item.kind) {
+        case sql::SelectItemKind::kLiteral:
+          if (item.literal.kind == sql::LiteralKind::kNull) {
+            row.emplace_back(std::nullopt);
+          } else if (item.literal.kind == sql::LiteralKind::kInteger) {
+            row.emplace_back(std::to_string(item.literal.integer));
+          } else {
+            row.emplace_back(item.literal.text);
+          }
+          break;
+        case sql::SelectItemKind::kSystemVariable: {
+          auto v = lookup_variable(ex().settings, s(), item.variable,
+                                   item.scope == sql::VariableScope::kGlobal);
+          if (!v) return finish(to_err(StatementErrc::kUnknownSystemVariable, {item.variable}));
+          if (!row_fits(v->value.size())) return;
+          row.emplace_back(std::move(v->value));
+          break;
+        }
+        case sql::SelectItemKind::kUserVariable: {
+          auto it = s().user_variables.find(item.variable);
+          if (it != s().user_variables.end() && !row_fits(it->second.size())) return;
+          row.emplace_back(it == s().user_variables.end() ? std::nullopt
+                                                          : std::optional(it->second));
+          break;
+        }
+        case sql::SelectItemKind::kLastInsertId:
+          row.emplace_back(std::to_string(s().last_insert_id));
+          break;
+        case sql::SelectItemKind::kDatabase:
+          row.emplace_back(s().database.empty() ? std::nullopt : std::optional(s().database));
+          break;
+        case sql::SelectItemKind::kVersion:
+          row.emplace_back(ex().settings.version);
+          break;
+        case sql::SelectItemKind::kUser:
+          row.emplace_back(s().user + "@" + s().host);
+          break;
+        case sql::SelectItemKind::kCurrentUser:
+          row.emplace_back(s().user + "@%");
+          break;
+        case sql::SelectItemKind::kConnectionId:
+          row.emplace_back(std::to_string(s().connection_id));
+          break;
+        case sql::SelectItemKind::kUuidV7:
+          if (ex().uuids == nullptr) {
+            return finish(to_err(StatementErrc::kNotSupported, {"UUID_V7()"}));
+          }
+          row.emplace_back(ticketd::to_string(ex().uuids->next()));
+          break;
+        case sql::SelectItemKind::kNow:
+        case sql::SelectItemKind::kUtcTimestamp:
+          row.emplace_back(format_utc(ex().clock.now_unix_ms()));
+          break;
+        case sql::SelectItemKind::kLastValue: {
+          ErrResult e;
+          auto name = call.resolve(item.sequence, e);
+          if (!name) return finish(e);
+          if (!ex().tickets.exists(*name)) {
+            return finish(to_err(Error{TicketErrc::kUnknownSequence, {}}, ex().qualified(*name)));
+          }
+          auto it = s().last_values.find(*name);
+          row.emplace_back(it == s().last_values.end() ? std::nullopt
+                                                       : std::optional(std::to_string(it->second)));
+          break;
+        }
+        case sql::SelectItemKind::kNextValue:
+        case sql::SelectItemKind::kSetValue: {
+          phase.store(0);
+          async_item(i);
+          int expected = 0;
+          if (phase.compare_exchange_strong(expected, 2)) return;  // it completes later
+          break;
+        }
+      }
+    }
+    if (!(st.limit && *st.limit == 0) && !(st.offset && *st.offset > 0)) {
+      result.rows.push_back(std::move(row));
+    }
+    finish(std::move(result));
+  }
+
+  void async_item(std::size_t i) {
+    const auto& item = st.items[i];
+    ErrResult e;
+    auto name = call.resolve(item.sequence, e);
+    if (!name) return finish(e);
+    auto self = shared_from_this();
+    if (item.kind == sql::SelectItemKind::kNextValue) {
+      if (auto g = ex().tickets.find_gapless(*name)) {
+        take_gapless(s(), g, [self, i, n = *name](DetailedResult<std::uint64_t> v) {
+          if (!v) return self->finish(to_err(v.error(), self->ex().qualified(n)));
+          self->ex().issued(n, 1);
+          self->s().last_values[n] = *v;
+          self->row.emplace_back(std::to_string(*v));
+          self->resumed(i + 1);
+        });
+        return;
+      }
+      ex().tickets.next(*name, 1, [self, i, n = *name](DetailedResult<Block> b) {
+        if (!b) return self->finish(to_err(b.error(), self->ex().qualified(n)));
+        self->ex().issued(n, 1);
+        self->s().last_values[n] = b->first;
+        self->row.emplace_back(std::to_string(b->first));
+        self->resumed(i + 1);
+      });
+      return;
+    }
+    // SETVAL(s, n): moves the sequence forward so the next value is above n (or n itself
+    // when is_used is false); returns n, or NULL when the sequence is already past it.
+    if (item.setval_value < 0) {
+      return finish(to_err(StatementErrc::kNotSupported, {"SETVAL to a negative value"}));
+    }
+    auto seq = ex().tickets.find(*name);
+    if (!seq) {
+      return finish(to_err(Error{TicketErrc::kUnknownSequence, {}}, ex().qualified(*name)));
+    }
+    // With is_used (the default) n itself counts as issued, so the next value is above n;
+    // n may be max_value, which exhausts the sequence as in MariaDB.
+    const auto value = static_cast<std::uint64_t>(item.setval_value);
+    const auto info = seq->info();
+    const bool already_past = info.exhausted || (item.setval_is_used ? info.next_value > value
+                                                                     : info.next_value >= value);
+    if (already_past) {
+      row.emplace_back(std::nullopt);
+      return resumed(i + 1);
+    }
+    auto then = [self, i, value, n = *name](DetailedResult<Block> b) {
+      if (!b) return self->finish(to_err(b.error(), self->ex().qualified(n)));
+      self->row.emplace_back(std::to_string(value));
+      self->resumed(i + 1);
+    };
+    if (item.setval_is_used) {
+      seq->advance_past(value, std::move(then));
+    } else {
+      seq->advance_to(value, std::move(then));
+    }
+  }
+
+  void finish(QueryResult r) { call.done(std::move(r)); }
+};
+
+}  // namespace
+
+void run(const sql::Select& st, StatementCall& call) {
+  std::make_shared<SelectRun>(st, call)->step(0);
+}
+
+}  // namespace ticketd::mysql

@@ -1,0 +1,65 @@
+#include "server/mysql/statement_call.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "server/mysql/error_mapping.h"
+#include "server/mysql/result_columns.h"
+#include "server/mysql/server_variables.h"
+#include "server/sql/statement_traits.h"
+
+namespace ticketd::mysql {
+
+std::optional<std::string> StatementCall::resolve(const sql::TableName& table,
+                                                  ErrResult& error) const {
+  const std::string& db = table.schema.empty() ? session.database : table.schema;
+  if (db.empty()) {
+    error = to_err(StatementErrc::kNoDatabaseSelected);
+    return std::nullopt;
+  }
+  if (db != engine.settings.database) {
+    error = to_err(StatementErrc::kNoSuchTable,
+                   {clip_for_message(db) + "." + clip_for_message(table.name)});
+    return std::nullopt;
+  }
+  return table.name;
+}
+
+std::string lower_ascii(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool passes(const sql::ShowFilter& filter, std::string_view value) {
+  if (filter.like) return like_match(value, *filter.like);
+  if (filter.has_where) {
+    const std::string wanted = lower_ascii(value);
+    return std::any_of(filter.where_values.begin(), filter.where_values.end(),
+                       [&wanted](const std::string& v) { return lower_ascii(v) == wanted; });
+  }
+  return true;
+}
+
+ResultSetResult result_set_for(const sql::Statement& statement, const StatementCall& call) {
+  ResultSetResult r;
+  r.columns = result_columns(statement, call.engine.settings, call.session);
+  return r;
+}
+
+ResultSetResult fixed_result_set(std::string_view kind, const StatementCall& call) {
+  ResultSetResult r;
+  const sql::StatementTraits* traits = sql::find_traits(kind);
+  if (traits == nullptr) return r;
+  for (const auto& c : traits->columns) {
+    r.columns.push_back(
+        Column{std::string(c.name),
+               column_kind(sql::ResultColumn{std::string(c.name), c.type, {}, false},
+                           call.engine.settings, call.session),
+               {}});
+  }
+  return r;
+}
+
+}  // namespace ticketd::mysql

@@ -1,0 +1,98 @@
+// DDL and SHOW of sequences and tables through the executor: a table is a sequence.
+#include <gtest/gtest.h>
+
+#include "server/mysql/error_mapping.h"
+#include "tests/unit/mysql/executor_fixture.h"
+
+namespace ticketd::mysql {
+namespace {
+
+using DdlStatements = testing::ExecutorTest;
+
+std::vector<std::string> names(const ResultSetResult& r) {
+  std::vector<std::string> out;
+  for (const auto& c : r.columns) out.push_back(c.name);
+  return out;
+}
+
+TEST_F(DdlStatements, CreateTableMakesASequenceStartingAtAutoIncrement) {
+  ok("CREATE TABLE Orders (id bigint unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY, "
+     "stub char(1) NOT NULL DEFAULT '', UNIQUE KEY stub (stub)) AUTO_INCREMENT = 500");
+  EXPECT_EQ(ok("REPLACE INTO Orders (stub) VALUES ('a')").last_insert_id, 500u);
+  auto e = err("CREATE TABLE Orders (id bigint AUTO_INCREMENT PRIMARY KEY)");
+  EXPECT_EQ(e.code, kErTableExists);
+  EXPECT_EQ(e.message, "Table 'Orders' already exists");
+  auto again = ok("CREATE TABLE IF NOT EXISTS Orders (id bigint AUTO_INCREMENT PRIMARY KEY)");
+  EXPECT_EQ(again.warnings, 1u);
+  ASSERT_EQ(session_.warnings.size(), 1u);
+  EXPECT_EQ(session_.warnings[0].code, kErTableExists);
+}
+
+TEST_F(DdlStatements, CreateTableNeedsExactlyOneAutoIncrementColumn) {
+  EXPECT_EQ(err("CREATE TABLE T (a int)").code, kErNotSupportedYet);
+  auto e = err("CREATE TABLE T (a int AUTO_INCREMENT, b int AUTO_INCREMENT, PRIMARY KEY (a))");
+  EXPECT_EQ(e.code, kErWrongAutoKey);
+  EXPECT_EQ(e.sql_state, "42000");
+}
+
+TEST_F(DdlStatements, CreateSequenceChecksItsOptions) {
+  ok("CREATE SEQUENCE s START WITH 10 INCREMENT BY 5");
+  EXPECT_EQ(value("SELECT NEXTVAL(s)"), "10");
+  EXPECT_EQ(value("SELECT NEXTVAL(s)"), "15");
+  EXPECT_EQ(err("CREATE SEQUENCE d INCREMENT BY -1").code, kErNotSupportedYet);
+  EXPECT_EQ(err("CREATE SEQUENCE d INCREMENT BY 70000").message, "INCREMENT must be at most 65535");
+  EXPECT_EQ(err("CREATE SEQUENCE d START WITH 10 MAXVALUE 5").message,
+            "MAXVALUE is less than START");
+  EXPECT_EQ(err("CREATE OR REPLACE SEQUENCE d").code, kErNotSupportedYet);
+}
+
+TEST_F(DdlStatements, DropLeavesATombstoneSoRecreatingResumes) {
+  ok("REPLACE INTO Tickets64 (stub) VALUES ('a')");
+  ok("DROP TABLE Tickets64");
+  EXPECT_EQ(err("REPLACE INTO Tickets64 (stub) VALUES ('a')").code, kErNoSuchTable);
+  ok("CREATE TABLE Tickets64 (id bigint AUTO_INCREMENT PRIMARY KEY)");
+  EXPECT_GT(ok("REPLACE INTO Tickets64 (stub) VALUES ('a')").last_insert_id, 1u);
+}
+
+TEST_F(DdlStatements, DropOfMissingNamesIsAnErrorOrANote) {
+  auto e = err("DROP TABLE Nope");
+  EXPECT_EQ(e.code, kErBadTable);
+  EXPECT_EQ(e.message, "Unknown table 'tickets.Nope'");
+  e = err("DROP SEQUENCE Nope");
+  EXPECT_EQ(e.code, kErUnknownSequence);
+  EXPECT_EQ(e.message, "Unknown SEQUENCE: 'tickets.Nope'");
+  auto r = ok("DROP TABLE IF EXISTS Nope, Nope2");
+  EXPECT_EQ(r.warnings, 2u);
+}
+
+TEST_F(DdlStatements, AlterTableMovesForwardOnly) {
+  ok("ALTER TABLE Tickets64 AUTO_INCREMENT = 1000");
+  EXPECT_EQ(ok("REPLACE INTO Tickets64 (stub) VALUES ('a')").last_insert_id, 1000u);
+  EXPECT_EQ(err("ALTER SEQUENCE Tickets64 RESTART").code, kErNotSupportedYet);
+  EXPECT_EQ(err("TRUNCATE TABLE Tickets64").code, kErNotSupportedYet);
+}
+
+TEST_F(DdlStatements, ShowStatementsDescribeTheFlickrSchema) {
+  auto tables = rows("SHOW TABLES");
+  EXPECT_EQ(names(tables), std::vector<std::string>{"Tables_in_tickets"});
+  ASSERT_EQ(tables.rows.size(), 1u);
+  EXPECT_EQ(tables.rows[0][0], "Tickets64");
+  EXPECT_EQ(names(rows("SHOW FULL TABLES")),
+            (std::vector<std::string>{"Tables_in_tickets", "Table_type"}));
+  auto create = rows("SHOW CREATE TABLE Tickets64");
+  EXPECT_EQ(names(create), (std::vector<std::string>{"Table", "Create Table"}));
+  EXPECT_TRUE(create.rows[0][1]->starts_with("CREATE TABLE `Tickets64`"));
+  auto columns = rows("SHOW COLUMNS FROM Tickets64");
+  EXPECT_EQ(columns.columns.size(), 6u);
+  ASSERT_EQ(columns.rows.size(), 2u);
+  EXPECT_EQ(columns.rows[0][0], "id");
+  EXPECT_EQ(rows("SHOW COLUMNS FROM Tickets64 LIKE 'st%'").rows.size(), 1u);
+  auto status = rows("SHOW TABLE STATUS");
+  EXPECT_EQ(status.columns.size(), 8u);
+  EXPECT_EQ(status.rows[0][7], "ticketd ticket sequence");
+  EXPECT_EQ(err("SHOW TABLES FROM other").code, kErBadDb);
+  EXPECT_EQ(err("SHOW CREATE TABLE Nope").code, kErNoSuchTable);
+}
+
+}  // namespace
+}  // namespace ticketd::mysql

@@ -1,0 +1,116 @@
+// SELECT through the executor: driver chatter, sequence functions, and the column types the
+// statement table gives them.
+#include <gtest/gtest.h>
+
+#include "server/mysql/error_mapping.h"
+#include "server/mysql/result_columns.h"
+#include "server/sql/recognizer.h"
+#include "tests/unit/mysql/executor_fixture.h"
+
+namespace ticketd::mysql {
+namespace {
+
+using SelectStatement = testing::ExecutorTest;
+
+TEST_F(SelectStatement, TypesEachItemAsTheStatementTableDescribesIt) {
+  struct Case {
+    std::string_view sql;
+    ColumnKind kind;
+    std::optional<std::string> value;
+  };
+  const Case cases[] = {
+      {"SELECT 1", ColumnKind::kBigint, "1"},
+      {"SELECT -5", ColumnKind::kBigint, "-5"},
+      {"SELECT 'x'", ColumnKind::kVarString, "x"},
+      {"SELECT 1.5", ColumnKind::kVarString, "1.5"},
+      {"SELECT NULL", ColumnKind::kNull, std::nullopt},
+      {"SELECT @@max_allowed_packet", ColumnKind::kBigint, "16777216"},
+      {"SELECT @@version_comment", ColumnKind::kVarString, "ticketd durable ticket server"},
+      {"SELECT @undefined", ColumnKind::kVarString, std::nullopt},
+      {"SELECT LAST_INSERT_ID()", ColumnKind::kUnsignedBigint, "0"},
+      {"SELECT CONNECTION_ID()", ColumnKind::kUnsignedBigint, "7"},
+      {"SELECT DATABASE()", ColumnKind::kVarString, "tickets"},
+      {"SELECT USER()", ColumnKind::kVarString, "app@127.0.0.1"},
+      {"SELECT NOW()", ColumnKind::kVarString, "2026-01-01 00:00:00"},
+      {"SELECT NEXTVAL(Tickets64)", ColumnKind::kUnsignedBigint, "1"},
+      {"SELECT LASTVAL(Tickets64)", ColumnKind::kUnsignedBigint, "1"},
+      {"SELECT SETVAL(Tickets64, 100)", ColumnKind::kUnsignedBigint, "100"},
+  };
+  for (const auto& c : cases) {
+    auto r = rows(c.sql);
+    ASSERT_EQ(r.columns.size(), 1u) << c.sql;
+    EXPECT_EQ(r.columns[0].kind, c.kind) << c.sql;
+    ASSERT_EQ(r.rows.size(), 1u) << c.sql;
+    EXPECT_EQ(r.rows[0][0], c.value) << c.sql;
+    // What execution sent is what COM_STMT_PREPARE describes.
+    auto described = result_columns(sql::recognize(c.sql), settings_, session_);
+    ASSERT_EQ(described.size(), 1u) << c.sql;
+    EXPECT_EQ(described[0].kind, r.columns[0].kind) << c.sql;
+    EXPECT_EQ(described[0].name, r.columns[0].name) << c.sql;
+  }
+}
+
+TEST_F(SelectStatement, NamesColumnsByAliasOrText) {
+  auto r = rows("SELECT @@version AS v, last_insert_id()");
+  ASSERT_EQ(r.columns.size(), 2u);
+  EXPECT_EQ(r.columns[0].name, "v");
+  EXPECT_EQ(r.columns[1].name, "last_insert_id()");
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].size(), 2u);
+}
+
+TEST_F(SelectStatement, NextValAfterTheCachedCeilingWaitsForTheEngine) {
+  // cache 10: the eleventh value needs a durable write (completed on the committer thread).
+  for (int i = 1; i <= 12; ++i) {
+    EXPECT_EQ(value("SELECT NEXTVAL(Tickets64)"), std::to_string(i));
+  }
+  EXPECT_EQ(log_.issued.size(), 12u);
+  EXPECT_TRUE(log_.blocks.empty());
+}
+
+TEST_F(SelectStatement, LimitZeroKeepsTheColumnsAndDropsTheRow) {
+  auto r = rows("SELECT @@version_comment LIMIT 0");
+  EXPECT_EQ(r.columns.size(), 1u);
+  EXPECT_TRUE(r.rows.empty());
+}
+
+TEST_F(SelectStatement, RefusesUnknownVariablesAndSequences) {
+  auto e = err("SELECT @@no_such_variable");
+  EXPECT_EQ(e.code, kErUnknownSystemVariable);
+  EXPECT_EQ(e.message, "Unknown system variable 'no_such_variable'");
+  e = err("SELECT LASTVAL(Nope)");
+  EXPECT_EQ(e.code, kErNoSuchTable);
+  EXPECT_EQ(e.message, "Table 'tickets.Nope' doesn't exist");
+  e = err("SELECT UUID_V7()");  // no generator in this executor
+  EXPECT_EQ(e.code, kErNotSupportedYet);
+  e = err("SELECT SETVAL(Tickets64, -1)");
+  EXPECT_EQ(e.code, kErNotSupportedYet);
+}
+
+TEST_F(SelectStatement, TypesSessionOverridesByTheirValue) {
+  session_.variables["short_number"] = "12345";
+  session_.variables["long_number"] = std::string(25, '9');  // past BIGINT: text
+  session_.variables["word"] = "ON";
+  auto r = rows("SELECT @@short_number, @@long_number, @@word");
+  ASSERT_EQ(r.columns.size(), 3u);
+  EXPECT_EQ(r.columns[0].kind, ColumnKind::kBigint);
+  EXPECT_EQ(r.columns[1].kind, ColumnKind::kVarString);
+  EXPECT_EQ(r.columns[2].kind, ColumnKind::kVarString);
+}
+
+TEST_F(SelectStatement, AHugeVariableNamedManyTimesIsRefusedNotCopied) {
+  session_.variables["v"] = std::string(1 << 20, '7');
+  std::string sql = "SELECT @@v";
+  for (int i = 0; i < 20000; ++i) sql += ", @@v";
+  auto e = err(sql);
+  EXPECT_EQ(e.code, kErWarnAllowedPacketOverflowed);
+}
+
+TEST_F(SelectStatement, SetvalBehindTheSequenceIsNull) {
+  EXPECT_EQ(value("SELECT SETVAL(Tickets64, 50)"), "50");
+  EXPECT_EQ(value("SELECT SETVAL(Tickets64, 10)"), std::nullopt);
+  EXPECT_EQ(value("SELECT NEXTVAL(Tickets64)"), "51");
+}
+
+}  // namespace
+}  // namespace ticketd::mysql
