@@ -88,7 +88,8 @@ struct Route {
   QueryRule query = kNoQuery;
 };
 
-/// Every route of the API, in the order its Allow headers list the methods.
+/// Every route of the API, in the order its Allow headers list the methods. A constant table:
+/// safe to read from any thread.
 [[nodiscard]] std::span<const Route> route_table();
 
 /// What the table says about one request.
