@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,19 +15,55 @@
 namespace ticketd::mysql {
 namespace {
 
-std::string create_table_text(const SequenceInfo& i) {
-  return "CREATE TABLE `" + i.spec.name +
-         "` (\n  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,\n"
-         "  `stub` char(1) NOT NULL DEFAULT '',\n  PRIMARY KEY (`id`),\n"
-         "  UNIQUE KEY `stub` (`stub`)\n) ENGINE=InnoDB AUTO_INCREMENT=" +
-         std::to_string(i.next_value) + " DEFAULT CHARSET=utf8mb4";
+// What SHOW TABLE STATUS and the CREATE texts say of a kind other than ticket.
+std::string kind_comment(const SequenceDescription& d) {
+  std::string c = "ticketd " + std::string(kind_name(d.spec.kind)) + " sequence";
+  if (d.gapless) c += " (order " + std::string(order_name(d.gapless->options.order)) + ")";
+  if (d.snowflake) {
+    const auto& l = d.snowflake->layout;
+    c += " (worker " + std::to_string(d.snowflake->worker_id) + ", " + std::to_string(l.time_bits) +
+         "/" + std::to_string(l.worker_bits) + "/" + std::to_string(l.sequence_bits) + " bits)";
+  }
+  return c;
 }
 
-std::string create_sequence_text(const SequenceInfo& i) {
-  return "CREATE SEQUENCE `" + i.spec.name + "` start with " + std::to_string(i.spec.start) +
-         " minvalue " + std::to_string(i.spec.start) + " maxvalue " +
-         std::to_string(i.spec.max_value) + " increment by " + std::to_string(i.spec.increment) +
-         " cache " + std::to_string(i.spec.cache) + " nocycle ENGINE=InnoDB";
+// The next value a counter (ticket or gapless) issues; none for Snowflake and UUIDv7.
+std::optional<std::uint64_t> next_value(const SequenceDescription& d) {
+  if (d.ticket) return d.ticket->next_value;
+  if (d.gapless) return d.gapless->next_value;
+  return std::nullopt;
+}
+
+std::string create_table_text(const SequenceDescription& d) {
+  const auto& name = d.spec.name;
+  if (d.spec.kind == SequenceKind::kUuidV7) {
+    return "CREATE TABLE `" + name + "` (\n  `id` char(36) NOT NULL,\n  PRIMARY KEY (`id`)\n" +
+           ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='" + kind_comment(d) + "'";
+  }
+  std::string text = "CREATE TABLE `" + name +
+                     "` (\n  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,\n"
+                     "  `stub` char(1) NOT NULL DEFAULT '',\n  PRIMARY KEY (`id`),\n"
+                     "  UNIQUE KEY `stub` (`stub`)\n) ENGINE=InnoDB";
+  if (auto next = next_value(d)) text += " AUTO_INCREMENT=" + std::to_string(*next);
+  text += " DEFAULT CHARSET=utf8mb4";
+  if (d.spec.kind != SequenceKind::kTicket) text += " COMMENT='" + kind_comment(d) + "'";
+  return text;
+}
+
+std::string create_sequence_text(const SequenceDescription& d) {
+  const auto& spec = d.spec;
+  std::string text = "CREATE SEQUENCE `" + spec.name + "`";
+  if (d.ticket || d.gapless) {
+    text += " start with " + std::to_string(spec.start) + " minvalue " +
+            std::to_string(spec.start) + " maxvalue " + std::to_string(spec.max_value) +
+            " increment by " + std::to_string(spec.increment);
+    // A gapless number is written when it is used, never reserved ahead.
+    text += d.ticket ? " cache " + std::to_string(spec.cache) : std::string(" nocache");
+    text += " nocycle";
+  }
+  text += " ENGINE=InnoDB";
+  if (spec.kind != SequenceKind::kTicket) text += " COMMENT='" + kind_comment(d) + "'";
+  return text;
 }
 
 void create(StatementCall& call, const SequenceSpec& spec, bool if_not_exists,
@@ -109,16 +146,17 @@ struct DropRun : std::enable_shared_from_this<DropRun> {
   }
 };
 
-std::shared_ptr<TicketSequence> find_or_fail(StatementCall& call, const sql::TableName& t) {
+// The sequence of any kind a statement names; answers 1146 and nullopt when there is none.
+std::optional<SequenceDescription> find_or_fail(StatementCall& call, const sql::TableName& t) {
   ErrResult e;
   auto name = call.resolve(t, e);
   if (!name) {
     call.done(e);
-    return nullptr;
+    return std::nullopt;
   }
-  auto seq = call.engine.tickets.find(*name);
-  if (!seq) call.done(to_err(StatementErrc::kNoSuchTable, {call.engine.qualified(*name)}));
-  return seq;
+  auto d = call.engine.tickets.describe(*name);
+  if (!d) call.done(to_err(StatementErrc::kNoSuchTable, {call.engine.qualified(*name)}));
+  return d;
 }
 
 bool schema_ok(StatementCall& call, const std::string& schema) {
@@ -222,27 +260,30 @@ void run(const sql::TruncateTable&, StatementCall& call) {
 }
 
 void run(const sql::ShowCreateTable& st, StatementCall& call) {
-  auto seq = find_or_fail(call, st.table);
-  if (!seq) return;
+  auto d = find_or_fail(call, st.table);
+  if (!d) return;
   auto r = fixed_result_set(sql::ShowCreateTable::kName, call);
-  auto info = seq->info();
-  r.rows.push_back(Row{info.spec.name, create_table_text(info)});
+  r.rows.push_back(Row{d->spec.name, create_table_text(*d)});
   call.done(std::move(r));
 }
 
 void run(const sql::ShowCreateSequence& st, StatementCall& call) {
-  auto seq = find_or_fail(call, st.name);
-  if (!seq) return;
+  auto d = find_or_fail(call, st.name);
+  if (!d) return;
   auto r = fixed_result_set(sql::ShowCreateSequence::kName, call);
-  auto info = seq->info();
-  r.rows.push_back(Row{info.spec.name, create_sequence_text(info)});
+  r.rows.push_back(Row{d->spec.name, create_sequence_text(*d)});
   call.done(std::move(r));
 }
 
 void run(const sql::ShowColumns& st, StatementCall& call) {
-  auto seq = find_or_fail(call, st.table);
-  if (!seq) return;
+  auto d = find_or_fail(call, st.table);
+  if (!d) return;
   auto r = fixed_result_set(sql::ShowColumns::kName, call);
+  if (d->spec.kind == SequenceKind::kUuidV7) {
+    if (passes(st.filter, "id"))
+      r.rows.push_back(Row{"id", "char(36)", "NO", "PRI", std::nullopt, ""});
+    return call.done(std::move(r));
+  }
   if (passes(st.filter, "id")) {
     r.rows.push_back(Row{"id", "bigint(20) unsigned", "NO", "PRI", std::nullopt, "auto_increment"});
   }
@@ -255,9 +296,10 @@ void run(const sql::ShowTables& st, StatementCall& call) {
   const std::string db = st.schema.empty() ? call.session.database : st.schema;
   if (db.empty()) return call.done(to_err(StatementErrc::kNoDatabaseSelected));
   auto r = result_set_for(sql::Statement{st}, call);
-  for (const auto& i : call.engine.tickets.list()) {
-    if (!passes(st.filter, i.spec.name)) continue;
-    Row row{i.spec.name};
+  // Every kind is a table of the one database, as MariaDB lists its sequences with its tables.
+  for (const auto& d : call.engine.tickets.describe_all()) {
+    if (!passes(st.filter, d.spec.name)) continue;
+    Row row{d.spec.name};
     if (st.full) row.emplace_back("BASE TABLE");
     r.rows.push_back(std::move(row));
   }
@@ -267,11 +309,12 @@ void run(const sql::ShowTables& st, StatementCall& call) {
 void run(const sql::ShowTableStatus& st, StatementCall& call) {
   if (!schema_ok(call, st.schema)) return;
   auto r = fixed_result_set(sql::ShowTableStatus::kName, call);
-  for (const auto& i : call.engine.tickets.list()) {
-    if (!passes(st.filter, i.spec.name)) continue;
-    r.rows.push_back(Row{i.spec.name, "InnoDB", "10", "Dynamic", "1", std::to_string(i.next_value),
-                         "utf8mb4_general_ci",
-                         "ticketd " + std::string(kind_name(i.spec.kind)) + " sequence"});
+  for (const auto& d : call.engine.tickets.describe_all()) {
+    if (!passes(st.filter, d.spec.name)) continue;
+    const auto next = next_value(d);
+    r.rows.push_back(Row{d.spec.name, "InnoDB", "10", "Dynamic", "1",
+                         next ? std::optional<std::string>(std::to_string(*next)) : std::nullopt,
+                         "utf8mb4_general_ci", kind_comment(d)});
   }
   call.done(std::move(r));
 }

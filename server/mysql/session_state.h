@@ -27,7 +27,8 @@ struct ServerSettings {
   std::uint32_t net_read_timeout_s = 30;
   std::uint32_t max_connections = 10000;
   std::uint32_t max_prepared_stmt_count = 16382;
-  std::uint64_t max_block = 1000000;  // largest SELECT NEXT n VALUES / multi-row insert
+  // Largest SELECT NEXT n VALUES / multi-row insert: the one limit of IDs per call.
+  std::uint64_t max_block = kMaxIdsPerCall;
   // Bytes one connection may keep between commands (long data, prepared statement texts,
   // variables), and all connections together; as MySQL 8's variables of the same names.
   std::uint64_t connection_memory_limit = 64ULL * 1024 * 1024;

@@ -1,12 +1,15 @@
 """Every sequence kind through one registry, against the real ticketd binary over loopback:
 created at run time over HTTP (ticket, gapless, snowflake, uuidv7), listed and described with
-its kind's own fields, served again after kill -9, dropped (counters and Snowflake leave a
-tombstone a new sequence of the name starts above) and gone after the next restart."""
+its kind's own fields over HTTP and MySQL (PyMySQL: SHOW TABLES, SHOW CREATE), served again
+after kill -9, dropped over both front ends (counters and Snowflake leave a tombstone a new
+sequence of the name starts above) and gone after the next restart."""
 import http.client
 import json
 import os
 import sys
 import unittest
+
+import pymysql
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
 from ticketd_process import Ticketd  # noqa: E402
@@ -75,10 +78,26 @@ class SequenceKindsTest(unittest.TestCase):
         _, described = call(self.port, "GET", "/v1/sequences/G")
         self.assertEqual((described["order"], described["committed_through"]), ("strict", "4"))
 
+        # MySQL sees the same registry: every kind is a table.
+        conn = pymysql.connect(host="127.0.0.1", port=self.t.mysql_port, user="ticket",
+                               password="ticket", database="tickets", autocommit=True)
+        with conn.cursor() as cur:
+            cur.execute("SHOW TABLES")
+            self.assertEqual({r[0] for r in cur.fetchall()},
+                             {"T", "G", "S", "U", "Tickets64", "Tickets32"})
+            cur.execute("SHOW CREATE TABLE G")
+            self.assertIn("COMMENT='ticketd gapless sequence (order strict)'", cur.fetchone()[1])
+            cur.execute("SHOW CREATE SEQUENCE S")
+            self.assertIn("ticketd snowflake sequence", cur.fetchone()[1])
+            cur.execute("DROP TABLE U, S")
+        conn.close()
+
         # Every kind drops; nothing comes back at the next start.
-        for name in ("T", "G", "S", "U"):
+        for name in ("T", "G"):
             status, body = call(self.port, "DELETE", f"/v1/sequences/{name}")
             self.assertEqual(status, 204, (name, body))
+        for name in ("S", "U"):
+            self.assertEqual(call(self.port, "GET", f"/v1/sequences/{name}")[0], 404)
         self.t.stop()
         self.t.start()
         self.assertEqual(set(self.kinds()), {"Tickets64", "Tickets32"})

@@ -94,5 +94,57 @@ TEST_F(DdlStatements, ShowStatementsDescribeTheFlickrSchema) {
   EXPECT_EQ(err("SHOW CREATE TABLE Nope").code, kErNoSuchTable);
 }
 
+TEST_F(DdlStatements, ShowAndDropCoverEveryKind) {
+  add_gapless("Invoices");
+  ASSERT_TRUE(service_.add_uuidv7("Events", std::make_shared<UuidV7Generator>(clock_)));
+  RetryScheduler retries;
+  SnowflakeOptions o;
+  o.name = "Flakes";
+  o.worker_id = 7;
+  auto flakes = SnowflakeGenerator::open(std::move(o), store_, committer_, clock_);
+  ASSERT_TRUE(flakes);
+  ASSERT_TRUE(service_.add_snowflake(*flakes, retries, clock_));
+
+  auto tables = rows("SHOW TABLES");
+  std::vector<std::string> listed;
+  for (const auto& row : tables.rows) listed.push_back(*row[0]);
+  EXPECT_EQ(listed, (std::vector<std::string>{"Events", "Flakes", "Invoices", "Tickets64"}));
+  auto status = rows("SHOW TABLE STATUS");
+  ASSERT_EQ(status.rows.size(), 4u);
+  EXPECT_EQ(status.rows[0][7], "ticketd uuidv7 sequence");
+  EXPECT_EQ(status.rows[0][5], std::nullopt);  // no AUTO_INCREMENT: not a counter
+  EXPECT_EQ(status.rows[1][7], "ticketd snowflake sequence (worker 7, 41/10/12 bits)");
+  EXPECT_EQ(status.rows[2][7], "ticketd gapless sequence (order relaxed)");
+  EXPECT_EQ(status.rows[2][5], "1");
+
+  EXPECT_EQ(rows("SHOW CREATE TABLE Invoices").rows[0][1],
+            "CREATE TABLE `Invoices` (\n  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,\n"
+            "  `stub` char(1) NOT NULL DEFAULT '',\n  PRIMARY KEY (`id`),\n"
+            "  UNIQUE KEY `stub` (`stub`)\n) ENGINE=InnoDB AUTO_INCREMENT=1 DEFAULT "
+            "CHARSET=utf8mb4 COMMENT='ticketd gapless sequence (order relaxed)'");
+  EXPECT_EQ(rows("SHOW CREATE SEQUENCE Invoices").rows[0][1],
+            "CREATE SEQUENCE `Invoices` start with 1 minvalue 1 maxvalue 9223372036854775807 "
+            "increment by 1 nocache nocycle ENGINE=InnoDB COMMENT='ticketd gapless sequence "
+            "(order relaxed)'");
+  EXPECT_EQ(rows("SHOW CREATE TABLE Events").rows[0][1],
+            "CREATE TABLE `Events` (\n  `id` char(36) NOT NULL,\n  PRIMARY KEY (`id`)\n) "
+            "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='ticketd uuidv7 sequence'");
+  EXPECT_EQ(rows("SHOW CREATE SEQUENCE Flakes").rows[0][1],
+            "CREATE SEQUENCE `Flakes` ENGINE=InnoDB COMMENT='ticketd snowflake sequence "
+            "(worker 7, 41/10/12 bits)'");
+  EXPECT_EQ(rows("DESCRIBE Events").rows.size(), 1u);
+  EXPECT_EQ(rows("SHOW CREATE SEQUENCE Tickets64").rows[0][1],
+            "CREATE SEQUENCE `Tickets64` start with 1 minvalue 1 maxvalue 9223372036854775807 "
+            "increment by 1 cache 10 nocycle ENGINE=InnoDB");
+
+  ok("DROP TABLE Events, Invoices");
+  ok("DROP SEQUENCE Flakes");
+  EXPECT_FALSE(service_.exists("Events"));
+  EXPECT_FALSE(service_.exists("Invoices"));
+  EXPECT_FALSE(service_.exists("Flakes"));
+  EXPECT_EQ(rows("SHOW TABLES").rows.size(), 1u);
+  retries.stop();
+}
+
 }  // namespace
 }  // namespace ticketd::mysql

@@ -66,8 +66,8 @@ TEST_F(TicketStatements, RefusesWhatMySqlRefuses) {
        "Table 'other.Tickets64' doesn't exist"},
       {"INSERT INTO Tickets64 (stub) VALUES ('a', 'b')", kErWrongValueCount,
        "Column count doesn't match value count at row 1"},
-      {"SELECT NEXT 2000000 VALUES FROM Tickets64", kErWrongArguments,
-       "NEXT n VALUES needs 1 <= n <= 1000000"},
+      {"SELECT NEXT 100001 VALUES FROM Tickets64", kErWrongArguments,
+       "NEXT n VALUES needs 1 <= n <= 100000"},
       {"UPDATE Tickets64 SET id = LAST_INSERT_ID(id - 1)", kErNotSupportedYet,
        "This version of ticketd doesn't yet support 'UPDATE with a non-increasing "
        "LAST_INSERT_ID'"},
