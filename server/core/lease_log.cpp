@@ -1,35 +1,14 @@
 #include "server/core/lease_log.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <utility>
 
+#include "server/base/record_codec.h"
+
 namespace ticketd {
-namespace {
-
-std::optional<std::uint64_t> parse_u64(std::string_view s) {
-  std::uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || p != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
-// Takes "name=value " from the front of `text`; the value ends at the next space.
-std::optional<std::string_view> take_field(std::string_view& text, std::string_view name) {
-  if (!text.starts_with(name) || text.size() <= name.size() || text[name.size()] != '=') {
-    return std::nullopt;
-  }
-  text.remove_prefix(name.size() + 1);
-  const auto end = std::min(text.find(' '), text.size());
-  auto value = text.substr(0, end);
-  text.remove_prefix(std::min(end + 1, text.size()));
-  return value;
-}
-
-}  // namespace
 
 std::string lease_key(std::string_view sequence, std::string_view lease_id) {
   std::string key(kLeasePrefix);
@@ -38,10 +17,13 @@ std::string lease_key(std::string_view sequence, std::string_view lease_id) {
 }
 
 std::string encode_lease(const Lease& lease) {
-  return "first=" + std::to_string(lease.block.first) +
-         " step=" + std::to_string(lease.block.step) +
-         " count=" + std::to_string(lease.block.count) +
-         " granted_at_ms=" + std::to_string(lease.granted_at_ms) + " holder=" + lease.holder;
+  // No version field: lease records predate it and stay byte-identical.
+  return RecordWriter()
+      .add("first", lease.block.first)
+      .add("step", lease.block.step)
+      .add("count", lease.block.count)
+      .add("granted_at_ms", lease.granted_at_ms)
+      .finish("holder", lease.holder);
 }
 
 std::optional<Lease> decode_lease(std::string_view key, std::string_view text) {
@@ -49,22 +31,20 @@ std::optional<Lease> decode_lease(std::string_view key, std::string_view text) {
   key.remove_prefix(kLeasePrefix.size());
   const auto slash = key.find('/');
   if (slash == std::string_view::npos) return std::nullopt;
+  auto r = RecordView::parse(text, "holder");
+  if (!r) return std::nullopt;
+  auto first = r->get_u64("first");
+  auto step = r->get_u64("step");
+  auto count = r->get_u64("count");
+  auto granted = r->get_i64("granted_at_ms");
+  auto holder = r->get("holder");
+  if (!first || !step || !count || !granted || !holder || *granted < 0) return std::nullopt;
   Lease lease;
   lease.sequence = std::string(key.substr(0, slash));
   lease.lease_id = std::string(key.substr(slash + 1));
-  auto first = take_field(text, "first");
-  auto step = first ? take_field(text, "step") : std::nullopt;
-  auto count = step ? take_field(text, "count") : std::nullopt;
-  auto granted = count ? take_field(text, "granted_at_ms") : std::nullopt;
-  if (!granted || !text.starts_with("holder=")) return std::nullopt;
-  auto f = parse_u64(*first);
-  auto s = parse_u64(*step);
-  auto c = parse_u64(*count);
-  auto g = parse_u64(*granted);
-  if (!f || !s || !c || !g) return std::nullopt;
-  lease.block = Block{*f, *s, *c};
-  lease.granted_at_ms = static_cast<std::int64_t>(*g);
-  lease.holder = std::string(text.substr(7));
+  lease.block = Block{*first, *step, *count};
+  lease.granted_at_ms = *granted;
+  lease.holder = std::string(*holder);
   return lease;
 }
 

@@ -1,18 +1,11 @@
 #include "server/core/sequence_definition.h"
 
-#include <charconv>
 #include <cstdint>
+#include <type_traits>
+
+#include "server/base/record_codec.h"
 
 namespace ticketd {
-namespace {
-
-template <class T>
-bool parse_number(std::string_view s, T& out) {
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-  return !s.empty() && ec == std::errc() && ptr == s.data() + s.size();
-}
-
-}  // namespace
 
 std::string validate(const SequenceDefinition& d) {
   if (auto problem = validate(d.spec); !problem.empty()) return problem;
@@ -39,63 +32,48 @@ std::string definition_key(std::string_view name) {
 }
 
 std::string encode_definition(const SequenceDefinition& d) {
-  std::string out = "v=1 kind=";
-  out += kind_name(d.spec.kind);
-  if (d.spec.kind != SequenceKind::kGapless) return out;
-  out += " start=" + std::to_string(d.spec.start);
-  out += " increment=" + std::to_string(d.spec.increment);
-  out += " offset=" + std::to_string(d.spec.offset);
-  out += " max_value=" + std::to_string(d.spec.max_value);
-  out += " order=";
-  out += order_name(d.gapless.order);
-  out += " reservation_ttl_ms=" + std::to_string(d.gapless.reservation_ttl_ms);
-  out += " max_reservation_ttl_ms=" + std::to_string(d.gapless.max_reservation_ttl_ms);
-  out += " strict_wait_ms=" + std::to_string(d.gapless.strict_wait_ms);
-  return out;
+  RecordWriter w(1);
+  w.add("kind", kind_name(d.spec.kind));
+  if (d.spec.kind != SequenceKind::kGapless) return w.finish();
+  w.add("start", d.spec.start)
+      .add("increment", d.spec.increment)
+      .add("offset", d.spec.offset)
+      .add("max_value", d.spec.max_value)
+      .add("order", order_name(d.gapless.order))
+      .add("reservation_ttl_ms", d.gapless.reservation_ttl_ms)
+      .add("max_reservation_ttl_ms", d.gapless.max_reservation_ttl_ms)
+      .add("strict_wait_ms", d.gapless.strict_wait_ms);
+  return w.finish();
 }
 
 std::optional<SequenceDefinition> decode_definition(std::string_view name, std::string_view text) {
+  auto r = RecordView::parse(text);
+  if (!r || !r->version_is(1)) return std::nullopt;
+  const auto kind = parse_kind(r->get("kind").value_or(""));
+  if (!kind || *kind == SequenceKind::kTicket) return std::nullopt;
   SequenceDefinition d;
   d.spec.name = std::string(name);
-  bool version = false;
-  bool kind = false;
-  while (!text.empty()) {
-    const auto sp = text.find(' ');
-    const auto field = text.substr(0, sp);
-    text = sp == std::string_view::npos ? std::string_view{} : text.substr(sp + 1);
-    if (field.empty()) continue;
-    const auto eq = field.find('=');
-    if (eq == std::string_view::npos) return std::nullopt;
-    const auto k = field.substr(0, eq);
-    const auto v = field.substr(eq + 1);
-    bool ok = true;
-    if (k == "v") {
-      ok = version = v == "1";
-    } else if (k == "kind") {
-      const auto parsed = parse_kind(v);
-      ok = kind = parsed.has_value() && *parsed != SequenceKind::kTicket;
-      if (ok) d.spec.kind = *parsed;
-    } else if (k == "start") {
-      ok = parse_number(v, d.spec.start);
-    } else if (k == "increment") {
-      ok = parse_number(v, d.spec.increment);
-    } else if (k == "offset") {
-      ok = parse_number(v, d.spec.offset);
-    } else if (k == "max_value") {
-      ok = parse_number(v, d.spec.max_value);
-    } else if (k == "order") {
-      ok = v == "relaxed" || v == "strict";
-      d.gapless.order = v == "strict" ? GaplessOrder::kStrict : GaplessOrder::kRelaxed;
-    } else if (k == "reservation_ttl_ms") {
-      ok = parse_number(v, d.gapless.reservation_ttl_ms);
-    } else if (k == "max_reservation_ttl_ms") {
-      ok = parse_number(v, d.gapless.max_reservation_ttl_ms);
-    } else if (k == "strict_wait_ms") {
-      ok = parse_number(v, d.gapless.strict_wait_ms);
-    }  // any other field is from a newer version: kept going
-    if (!ok) return std::nullopt;
+  d.spec.kind = *kind;
+  // A field that is absent keeps its default; one that is present must be a number.
+  bool ok = true;
+  const auto read = [&](std::string_view key, auto& target) {
+    if (!r->has(key)) return;
+    auto v = r->get_int<std::remove_reference_t<decltype(target)>>(key);
+    if (v) target = *v;
+    ok = ok && v.has_value();
+  };
+  read("start", d.spec.start);
+  read("increment", d.spec.increment);
+  read("offset", d.spec.offset);
+  read("max_value", d.spec.max_value);
+  read("reservation_ttl_ms", d.gapless.reservation_ttl_ms);
+  read("max_reservation_ttl_ms", d.gapless.max_reservation_ttl_ms);
+  read("strict_wait_ms", d.gapless.strict_wait_ms);
+  if (auto order = r->get("order")) {
+    ok = ok && (*order == "relaxed" || *order == "strict");
+    d.gapless.order = *order == "strict" ? GaplessOrder::kStrict : GaplessOrder::kRelaxed;
   }
-  if (!version || !kind) return std::nullopt;
+  if (!ok) return std::nullopt;
   return d;
 }
 
