@@ -8,6 +8,7 @@
 #include "server/core/serving_gate.h"
 #include "server/core/ticket_service.h"
 #include "server/core/uuidv7_generator.h"
+#include "server/mysql/command_handler.h"
 #include "server/mysql/connection_memory.h"
 #include "server/mysql/query_result.h"
 #include "server/mysql/session_state.h"
@@ -29,29 +30,27 @@ namespace ticketd::mysql {
 /// `done` runs exactly once, either inline or on the engine's committer thread; the caller must
 /// not touch `session` until it has run. Thread safety: one executor serves every session
 /// concurrently; it holds no per-session state.
-class QueryExecutor {
+class QueryExecutor final : public CommandHandler {
  public:
   /// Nesting levels of parentheses and function calls a SET expression may have (the
   /// evaluator recurses once per level; mysqld's parser has a similar stack bound).
   static constexpr std::size_t kMaxExpressionDepth = 64;
-
-  using Done = std::function<void(QueryResult)>;
 
   QueryExecutor(TicketService& tickets, const ServerSettings& settings, const Clock& clock,
                 ExecutorHooks hooks = {}, UuidV7Generator* uuids = nullptr,
                 const ServingGate* gate = nullptr);
 
   /// Recognizes and executes one statement (multi-statement text is split by the caller).
-  void execute(SessionState& session, std::string_view sql, Done done) const;
-  void execute(SessionState& session, const sql::Statement& statement, Done done) const;
+  void execute(SessionState& session, std::string_view sql, Done done) const override;
+  void execute(SessionState& session, const sql::Statement& statement, Done done) const override;
 
   /// The connection ends or is reset: releases every gapless number it still holds.
-  void end_session(SessionState& session) const;
+  void end_session(SessionState& session) const override;
 
-  [[nodiscard]] const ServerSettings& settings() const { return engine_.settings; }
+  [[nodiscard]] const ServerSettings& settings() const override { return engine_.settings; }
   /// A memory account for a new connection, within settings().connection_memory_limit and the
   /// budget every connection shares (settings().global_connection_memory_limit).
-  [[nodiscard]] ConnectionMemory connection_memory() const {
+  [[nodiscard]] ConnectionMemory connection_memory() const override {
     return ConnectionMemory(engine_.settings.connection_memory_limit, &global_memory_);
   }
   [[nodiscard]] const MemoryBudget& global_memory() const { return global_memory_; }

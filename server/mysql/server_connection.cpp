@@ -63,7 +63,7 @@ ColumnDefinition41 definition(const Column& c, const std::string& schema) {
 
 }  // namespace
 
-ServerConnection::ServerConnection(const QueryExecutor& executor, const UserTable& users,
+ServerConnection::ServerConnection(const CommandHandler& executor, const UserTable& users,
                                    std::uint32_t connection_id, std::string peer_host,
                                    ConnectionHooks hooks)
     : executor_(executor),

@@ -11,11 +11,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/mysql/command_handler.h"
 #include "server/mysql/protocol/auth.h"
 #include "server/mysql/protocol/column_definition.h"
 #include "server/mysql/protocol/constants.h"
 #include "server/mysql/protocol/framing.h"
-#include "server/mysql/query_executor.h"
 #include "server/mysql/session_state.h"
 
 namespace ticketd::mysql {
@@ -46,7 +46,7 @@ class ServerConnection {
   };
   using Done = std::function<void(Output)>;
 
-  ServerConnection(const QueryExecutor& executor, const UserTable& users,
+  ServerConnection(const CommandHandler& executor, const UserTable& users,
                    std::uint32_t connection_id, std::string peer_host, ConnectionHooks hooks = {});
   /// The connection ended: gapless numbers of an open transaction are released.
   ~ServerConnection();
@@ -123,7 +123,7 @@ class ServerConnection {
   [[nodiscard]] std::vector<ColumnDefinition41> to_definitions(
       const std::vector<Column>& columns) const;
 
-  const QueryExecutor& executor_;
+  const CommandHandler& executor_;
   const UserTable& users_;
   ConnectionHooks hooks_;
   FrameDecoder decoder_;

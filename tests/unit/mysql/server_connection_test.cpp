@@ -12,36 +12,16 @@
 #include "server/mysql/protocol/generic_packets.h"
 #include "server/mysql/protocol/handshake.h"
 #include "server/mysql/protocol/packet_writer.h"
+#include "server/mysql/query_executor.h"
 #include "storage/memory_counter_store.h"
+#include "tests/unit/mysql/conversation_support.h"
 #include "tests/unit/mysql/protocol/test_util.h"
 
 namespace ticketd::mysql {
 namespace {
 
-constexpr Capabilities kModernClient =
-    kClientLongPassword | kClientLongFlag | kClientConnectWithDb | kClientProtocol41 |
-    kClientTransactions | kClientSecureConnection | kClientMultiStatements | kClientMultiResults |
-    kClientPsMultiResults | kClientPluginAuth | kClientPluginAuthLenencClientData |
-    kClientDeprecateEof;
-
-struct Packet {
-  std::uint8_t seq;
-  std::string payload;
-};
-
-// Splits framed bytes back into packets (no continuation packets in these tests).
-std::vector<Packet> unframe(const std::string& bytes) {
-  std::vector<Packet> out;
-  std::size_t i = 0;
-  while (i + 4 <= bytes.size()) {
-    const auto* p = reinterpret_cast<const std::uint8_t*>(bytes.data() + i);
-    const std::size_t len = p[0] | (p[1] << 8) | (p[2] << 16);
-    out.push_back(Packet{p[3], bytes.substr(i + 4, len)});
-    i += 4 + len;
-  }
-  EXPECT_EQ(i, bytes.size());
-  return out;
-}
+using testing::kModernClient;
+using testing::unframe;
 
 class Conversation : public ::testing::Test {
  protected:
