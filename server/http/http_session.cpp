@@ -26,6 +26,7 @@
 #include "server/http/error_mapping.h"
 #include "server/http/http_errc.h"
 #include "server/http/json_codec.h"
+#include "server/net/pending_result.h"
 
 namespace ticketd::http {
 namespace {
@@ -41,37 +42,13 @@ constexpr std::size_t kReadChunk = 4096;
 constexpr std::size_t kLingerBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTimeout{1000};
 
-// Runs handle_request and resumes the awaiting coroutine on its own executor: the engine may
-// complete on its committer thread, and the stream must only be touched from the session's
-// strand. The tracked executor keeps the io_context running while the engine works.
-// The response to one request. Most are ready before handle_request() returns (cached tickets,
-// admin reads); those are used at once, with no trip through the scheduler. One that completes
-// later, on the engine's committer thread, wakes the session by cancelling `wake`, posted to the
-// session's strand.
-struct PendingResponse {
-  explicit PendingResponse(const asio::any_io_executor& ex)
-      : wake(ex, asio::steady_timer::time_point::max()) {}
-  asio::steady_timer wake;
-  Response res;
-  std::atomic<int> state{0};  // 0: in handle_request, 1: answered inline, 2: session waiting
-};
-
+// Runs handle_request and resumes the awaiting coroutine on its own executor (PendingResult):
+// the engine may complete on its committer thread, and the stream must only be touched from
+// the session's strand.
 asio::awaitable<Response> handle(const HttpDeps& deps, Request req,
-                                 const std::shared_ptr<PendingResponse>& pending) {
-  pending->state.store(0, std::memory_order_relaxed);
-  handle_request(deps, std::move(req), [pending](Response res) {
-    pending->res = std::move(res);
-    int expected = 0;
-    if (!pending->state.compare_exchange_strong(expected, 1)) {
-      asio::post(pending->wake.get_executor(), [pending] { pending->wake.cancel(); });
-    }
-  });
-  int expected = 0;
-  if (pending->state.compare_exchange_strong(expected, 2)) {
-    // The cancel is posted to this strand, so it cannot run before this wait has started.
-    co_await pending->wake.async_wait(use_nothrow);
-  }
-  co_return std::move(pending->res);
+                                 const std::shared_ptr<net::PendingResult<Response>>& pending) {
+  handle_request(deps, std::move(req), pending->start());
+  co_return co_await pending->wait();
 }
 
 // One contiguous buffer per response: cheaper than Beast's generic serializer, which walks a
@@ -231,7 +208,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     co_return;
   }
   beast::flat_buffer buffer;
-  auto pending = std::make_shared<PendingResponse>(ex);
+  auto pending = std::make_shared<net::PendingResult<Response>>(ex);
   beast::error_code peer_ec;
   const auto peer_endpoint = stream->socket().remote_endpoint(peer_ec);
   const std::string peer = peer_ec ? "unknown" : peer_endpoint.address().to_string();

@@ -1,6 +1,5 @@
 #include "server/mysql/mysql_session.h"
 
-#include <atomic>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -12,27 +11,12 @@
 #include "server/mysql/protocol/framing.h"
 #include "server/mysql/protocol/generic_packets.h"
 #include "server/mysql/protocol/packet_writer.h"
+#include "server/net/pending_result.h"
 
 namespace ticketd::mysql {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using net::use_nothrow;
-
-namespace {
-
-// The answer to one packet. Most answers are ready before process_next() returns (the ticket
-// came from the cached path); those are used at once, with no trip through the scheduler. An
-// answer that completes later, on the engine's committer thread, wakes the session by
-// cancelling `wake`, posted to the session's strand.
-struct PendingAnswer {
-  explicit PendingAnswer(const asio::any_io_executor& ex)
-      : wake(ex, asio::steady_timer::time_point::max()) {}
-  asio::steady_timer wake;
-  ServerConnection::Output out;
-  std::atomic<int> state{0};  // 0: in process_next, 1: answered inline, 2: session waiting
-};
-
-}  // namespace
 
 asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps) {
   auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
@@ -91,27 +75,17 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
   if (auto [e, n] = co_await asio::async_write(*stream, asio::buffer(hello), use_nothrow); e) {
     co_return;
   }
-  auto pending = std::make_shared<PendingAnswer>(ex);
+  // Most answers are ready before process_next() returns (the ticket came from the cached
+  // path); one that completes later, on the engine's committer thread, resumes this coroutine
+  // on its own strand.
+  auto pending = std::make_shared<net::PendingResult<ServerConnection::Output>>(ex);
   std::array<char, 16 * 1024> buffer;
   for (;;) {
     // Answer every complete packet already buffered (pipelined commands), in order.
     for (;;) {
-      pending->state.store(0, std::memory_order_relaxed);
-      const bool has_packet = conn.process_next([pending](ServerConnection::Output out) {
-        pending->out = std::move(out);
-        int expected = 0;
-        if (!pending->state.compare_exchange_strong(expected, 1)) {
-          asio::post(pending->wake.get_executor(), [pending] { pending->wake.cancel(); });
-        }
-      });
+      const bool has_packet = conn.process_next(pending->start());
       if (!has_packet) break;
-      int expected = 0;
-      if (pending->state.compare_exchange_strong(expected, 2)) {
-        // Not answered yet: wait for the engine. The cancel is posted to this strand, so it
-        // cannot run before this wait has started.
-        co_await pending->wake.async_wait(use_nothrow);
-      }
-      ServerConnection::Output out = std::move(pending->out);
+      ServerConnection::Output out = co_await pending->wait();
       if (!out.bytes.empty()) {
         stream->expires_after(std::chrono::seconds(60));
         auto [e, n] = co_await asio::async_write(*stream, asio::buffer(out.bytes), use_nothrow);
