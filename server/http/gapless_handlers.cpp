@@ -53,10 +53,11 @@ void settle(const Reply& reply, const RouteRequest& in, bool as_void) {
     auto body = body_object(in.http, {});
     if (!body) return reply.fail(body.error());
   }
-  auto answer = [reply, rid, name, reason](DetailedResult<void> r) {
-    if (!r) return reply.fail(r.error());
-    reply.json(status::ok, reservation_outcome_json(name, rid, number_of(rid), reason));
-  };
+  auto answer =
+      reply.resume<DetailedResult<void>>([reply, rid, name, reason](DetailedResult<void> r) {
+        if (!r) return reply.fail(r.error());
+        reply.json(status::ok, reservation_outcome_json(name, rid, number_of(rid), reason));
+      });
   if (reason) return (*g)->commit_void(rid, *reason, std::move(answer));
   (*g)->commit(rid, std::move(answer));
 }
@@ -76,12 +77,13 @@ void post_reservation(const Reply& reply, const RouteRequest& in) {
   const auto max_ttl = static_cast<std::uint64_t>((*g)->options().max_reservation_ttl_ms);
   auto ttl = read_integer(*body, "ttl_ms", 1, max_ttl);
   if (!ttl) return reply.fail(ttl.error());
-  (*g)->reserve(std::move(h), static_cast<std::int64_t>(ttl->value_or(0)),
-                [reply, name](DetailedResult<Reservation> r) {
-                  if (!r) return reply.fail(r.error());
-                  reply.deps().metrics.ids_issued(name, kHttpFrontend, 1);
-                  reply.json(status::created, reservation_json(name, *r));
-                });
+  (*g)->reserve(
+      std::move(h), static_cast<std::int64_t>(ttl->value_or(0)),
+      reply.resume<DetailedResult<Reservation>>([reply, name](DetailedResult<Reservation> r) {
+        if (!r) return reply.fail(r.error());
+        reply.deps().metrics.ids_issued(name, kHttpFrontend, 1);
+        reply.json(status::created, reservation_json(name, *r));
+      }));
 }
 
 void post_reservation_commit(const Reply& reply, const RouteRequest& in) {
@@ -93,10 +95,11 @@ void post_reservation_void(const Reply& reply, const RouteRequest& in) { settle(
 void delete_reservation(const Reply& reply, const RouteRequest& in) {
   auto g = gapless(reply, in.path.get("name"));
   if (!g) return reply.fail(g.error());
-  (*g)->release(in.path.get("rid"), [reply](DetailedResult<void> r) {
-    if (!r) return reply.fail(r.error());
-    reply.no_content();
-  });
+  (*g)->release(in.path.get("rid"),
+                reply.resume<DetailedResult<void>>([reply](DetailedResult<void> r) {
+                  if (!r) return reply.fail(r.error());
+                  reply.no_content();
+                }));
 }
 
 void get_audit(const Reply& reply, const RouteRequest& in) {

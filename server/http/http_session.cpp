@@ -42,12 +42,13 @@ constexpr std::size_t kReadChunk = 4096;
 constexpr std::size_t kLingerBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTimeout{1000};
 
-// Runs handle_request and resumes the awaiting coroutine on its own executor (PendingResult):
-// the engine may complete on its committer thread, and the stream must only be touched from
-// the session's strand.
+// Runs handle_request and resumes the awaiting coroutine on its own executor (PendingResult).
+// The response is built on the session's strand (the handoff); the stream is only touched
+// from there.
 asio::awaitable<Response> handle(const HttpDeps& deps, Request req,
-                                 const std::shared_ptr<net::PendingResult<Response>>& pending) {
-  handle_request(deps, std::move(req), pending->start());
+                                 const std::shared_ptr<net::PendingResult<Response>>& pending,
+                                 const std::shared_ptr<net::Handoff>& handoff) {
+  handle_request(deps, std::move(req), pending->start(), handoff);
   co_return co_await pending->wait();
 }
 
@@ -209,6 +210,8 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
   }
   beast::flat_buffer buffer;
   auto pending = std::make_shared<net::PendingResult<Response>>(ex);
+  auto handoff = std::make_shared<net::Handoff>(
+      [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); });
   beast::error_code peer_ec;
   const auto peer_endpoint = stream->socket().remote_endpoint(peer_ec);
   const std::string peer = peer_ec ? "unknown" : peer_endpoint.address().to_string();
@@ -281,7 +284,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
         if (deps.sessions.stopping()) break;
       }
     }
-    Response res = co_await handle(deps, parser.release(), pending);
+    Response res = co_await handle(deps, parser.release(), pending, handoff);
     if (deps.auth_throttle != nullptr) {
       if (res.result() == bhttp::status::unauthorized) {
         const auto f = deps.auth_throttle->record_failure(peer);

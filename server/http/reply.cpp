@@ -20,12 +20,14 @@ constexpr std::string_view kJson = "application/json";
 
 }  // namespace
 
-Reply::Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done)
+Reply::Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done,
+             std::shared_ptr<net::Handoff> handoff)
     : deps_(&deps),
       version_(req.version()),
       keep_alive_(req.keep_alive()),
       start_(Clock::now()),
-      done_(std::make_shared<std::function<void(Response)>>(std::move(done))) {}
+      done_(std::make_shared<std::function<void(Response)>>(std::move(done))),
+      handoff_(std::move(handoff)) {}
 
 void Reply::send(Response res) const {
   res.version(version_);

@@ -20,14 +20,22 @@ inline constexpr std::string_view kHttpFrontend = "http";
 /// Builds the responses to one request and reports each to the metrics (latency under the
 /// route's label, errors under their code). Copyable, so it rides in the engine's callbacks;
 /// the copies share `done`, which runs once. Holds `deps` by reference (it outlives every
-/// request). Thread safety: one request's copies may answer from any thread, but only once.
+/// request). Thread safety: one request's copies answer once, on the session's strand (engine
+/// callbacks are wrapped by resume()).
 class Reply {
  public:
-  Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done);
+  Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done,
+        std::shared_ptr<net::Handoff> handoff);
 
   /// The metric label of the route; "unmatched" until one is set.
   void set_route(std::string_view label) { route_ = label; }
   [[nodiscard]] const HttpDeps& deps() const { return *deps_; }
+  /// Wraps a callback given to the engine: `then` runs on the session's strand with the
+  /// engine's answer of type T, so the response is built there (net::Handoff).
+  template <class T, class Then>
+  [[nodiscard]] auto resume(Then then) const {
+    return handoff_->resume<T>(std::move(then));
+  }
 
   /// Sends `res` with the request's version and keep-alive, and the Server header.
   void send(Response res) const;
@@ -47,6 +55,7 @@ class Reply {
   Clock::time_point start_;
   std::string_view route_ = "unmatched";
   std::shared_ptr<std::function<void(Response)>> done_;
+  std::shared_ptr<net::Handoff> handoff_;
 };
 
 }  // namespace ticketd::http

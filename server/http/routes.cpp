@@ -42,8 +42,10 @@ DetailedResult<void> check_query(const Route& route, const QueryParams& query) {
 
 }  // namespace
 
-void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done) {
-  Reply reply(deps, req, std::move(done));
+void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done,
+                    std::shared_ptr<net::Handoff> handoff) {
+  if (handoff == nullptr) handoff = std::make_shared<net::Handoff>();
+  Reply reply(deps, req, std::move(done), handoff);
   auto target = parse_request_target(req.target());
   if (!target) return reply.fail(target.error());
   const RouteMatch m = match_route(route_table(), req.method(), *target);
@@ -75,7 +77,9 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
   if (route.needs_leader && deps.gate != nullptr && !deps.gate->serving()) {
     return reply.fail(deps.gate->not_serving_error(true));
   }
+  handoff->begin();
   route.handler(reply, RouteRequest{req, m.params, target->query});
+  handoff->end();
 }
 
 }  // namespace ticketd::http

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "server/core/ticket_service.h"
 #include "server/core/worker_pool_service.h"
 #include "server/metrics/metrics.h"
+#include "server/net/handoff.h"
 #include "server/net/session_registry.h"
 
 namespace ticketd::http {
@@ -68,9 +70,12 @@ inline constexpr std::size_t kDefaultLeaseListLimit = 20;
 inline constexpr std::size_t kMaxLeaseListLimit = 1000;
 inline constexpr std::size_t kMaxHolderLength = 128;
 
-/// Answers one request. `done` is called exactly once, inline or on the engine's committer
-/// thread: it must only hand the response over to the session's own executor. Records request
-/// latency, errors and issued IDs in `deps.metrics`. Thread safety: may be called concurrently.
-void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done);
+/// Answers one request. `done` is called exactly once, inline or later. The handler's engine
+/// calls resume through `handoff` (one per session), so building the response and recording
+/// its metrics run on the session's strand, never on the engine's committer thread; without
+/// one (tests) a late answer is built where it arrives. Records request latency, errors and
+/// issued IDs in `deps.metrics`. Thread safety: may be called concurrently.
+void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done,
+                    std::shared_ptr<net::Handoff> handoff = nullptr);
 
 }  // namespace ticketd::http

@@ -118,12 +118,14 @@ void put_sequence(const Reply& reply, const RouteRequest& in) {
   if (!body) return reply.fail(body.error());
   auto d = read_definition(*body, name);
   if (!d) return reply.fail(d.error());
-  reply.deps().tickets.create(*d, CreateOptions{}, [reply, name](DetailedResult<void> r) {
-    if (!r) return reply.fail(r.error());
-    auto created = reply.deps().tickets.describe(name);
-    if (!created) return reply.fail(unknown_sequence(name));  // dropped right after creation
-    reply.json(status::created, sequence_description_json(*created));
-  });
+  reply.deps().tickets.create(
+      *d, CreateOptions{},
+      reply.resume<DetailedResult<void>>([reply, name](DetailedResult<void> r) {
+        if (!r) return reply.fail(r.error());
+        auto created = reply.deps().tickets.describe(name);
+        if (!created) return reply.fail(unknown_sequence(name));  // dropped right after creation
+        reply.json(status::created, sequence_description_json(*created));
+      }));
 }
 
 void patch_sequence(const Reply& reply, const RouteRequest& in) {
@@ -149,17 +151,19 @@ void patch_sequence(const Reply& reply, const RouteRequest& in) {
                           std::to_string(before.next_value) + " of '" + name +
                           "': a sequence never moves back");
   }
-  reply.deps().tickets.advance_to(name, **next, [reply, seq](DetailedResult<Block> r) {
-    if (!r) return reply.fail(r.error());
-    reply.json(status::ok, sequence_json(seq->info()));
-  });
+  reply.deps().tickets.advance_to(
+      name, **next, reply.resume<DetailedResult<Block>>([reply, seq](DetailedResult<Block> r) {
+        if (!r) return reply.fail(r.error());
+        reply.json(status::ok, sequence_json(seq->info()));
+      }));
 }
 
 void delete_sequence(const Reply& reply, const RouteRequest& in) {
-  reply.deps().tickets.drop(in.path.get("name"), [reply](DetailedResult<void> r) {
-    if (!r) return reply.fail(r.error());
-    reply.no_content();
-  });
+  reply.deps().tickets.drop(in.path.get("name"),
+                            reply.resume<DetailedResult<void>>([reply](DetailedResult<void> r) {
+                              if (!r) return reply.fail(r.error());
+                              reply.no_content();
+                            }));
 }
 
 }  // namespace ticketd::http

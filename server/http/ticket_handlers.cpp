@@ -35,11 +35,12 @@ void post_next(const Reply& reply, const RouteRequest& in) {
   if (auto uuids = reply.deps().tickets.find_uuidv7(name)) {
     return next_uuidv7(reply, name, *uuids, n);
   }
-  reply.deps().tickets.next(name, n, [reply, name](DetailedResult<Block> r) {
-    if (!r) return reply.fail(r.error());
-    reply.deps().metrics.ids_issued(name, kHttpFrontend, r->count);
-    reply.json(status::ok, block_ids_json(name, *r));
-  });
+  reply.deps().tickets.next(
+      name, n, reply.resume<DetailedResult<Block>>([reply, name](DetailedResult<Block> r) {
+        if (!r) return reply.fail(r.error());
+        reply.deps().metrics.ids_issued(name, kHttpFrontend, r->count);
+        reply.json(status::ok, block_ids_json(name, *r));
+      }));
 }
 
 void post_block(const Reply& reply, const RouteRequest& in) {
@@ -55,12 +56,14 @@ void post_block(const Reply& reply, const RouteRequest& in) {
   if (auto ok = check_holder(h); !ok) return reply.fail(ok.error());
   // One durable write before the reply: the block's record goes into the commit of the
   // ceiling that covers it, so a block is never handed out unrecorded.
-  reply.deps().leases.lease(name, **size, std::move(h), [reply, name](DetailedResult<Lease> l) {
-    if (!l) return reply.fail(l.error());
-    reply.deps().metrics.ids_issued(name, kHttpFrontend, l->block.count);
-    reply.deps().metrics.block_leased(name, kHttpFrontend, l->block.count);
-    reply.json(status::created, lease_json(*l));
-  });
+  reply.deps().leases.lease(
+      name, **size, std::move(h),
+      reply.resume<DetailedResult<Lease>>([reply, name](DetailedResult<Lease> l) {
+        if (!l) return reply.fail(l.error());
+        reply.deps().metrics.ids_issued(name, kHttpFrontend, l->block.count);
+        reply.deps().metrics.block_leased(name, kHttpFrontend, l->block.count);
+        reply.json(status::created, lease_json(*l));
+      }));
 }
 
 // The query was checked against the route's row ("limit" only).
@@ -77,10 +80,12 @@ void get_blocks(const Reply& reply, const RouteRequest& in) {
   }
   if (!reply.deps().tickets.exists(name)) return reply.fail(unknown_sequence(name));
   // Read off the I/O thread: with the etcd engine the read is a network call.
-  reply.deps().leases.recent(name, limit, [reply, name](DetailedResult<std::vector<Lease>> leases) {
-    if (!leases) return reply.fail(leases.error());
-    reply.json(status::ok, lease_list_json(name, *leases));
-  });
+  reply.deps().leases.recent(name, limit,
+                             reply.resume<DetailedResult<std::vector<Lease>>>(
+                                 [reply, name](DetailedResult<std::vector<Lease>> leases) {
+                                   if (!leases) return reply.fail(leases.error());
+                                   reply.json(status::ok, lease_list_json(name, *leases));
+                                 }));
 }
 
 }  // namespace ticketd::http

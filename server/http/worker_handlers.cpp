@@ -56,10 +56,12 @@ void post_worker_lease(const Reply& reply, const RouteRequest& in) {
   if (!ttl_s) return reply.fail(ttl_s.error());
   std::optional<std::int64_t> ttl_ms;
   if (*ttl_s) ttl_ms = static_cast<std::int64_t>(**ttl_s) * 1000;
-  workers->acquire(pool, std::move(**holder), ttl_ms, [reply](DetailedResult<PoolLease> lease) {
-    if (!lease) return reply.fail(lease.error());
-    reply.json(status::created, worker_lease_json(*lease));
-  });
+  workers->acquire(
+      pool, std::move(**holder), ttl_ms,
+      reply.resume<DetailedResult<PoolLease>>([reply](DetailedResult<PoolLease> lease) {
+        if (!lease) return reply.fail(lease.error());
+        reply.json(status::created, worker_lease_json(*lease));
+      }));
 }
 
 void post_worker_keepalive(const Reply& reply, const RouteRequest& in) {
@@ -68,10 +70,12 @@ void post_worker_keepalive(const Reply& reply, const RouteRequest& in) {
   if (workers == nullptr) return reply.fail(unknown_pool(pool));
   auto hwm = read_high_water(in.http);
   if (!hwm) return reply.fail(hwm.error());
-  workers->keepalive(pool, in.path.get("id"), *hwm, [reply](DetailedResult<PoolLease> lease) {
-    if (!lease) return reply.fail(lease.error());
-    reply.json(status::ok, worker_lease_json(*lease));
-  });
+  workers->keepalive(
+      pool, in.path.get("id"), *hwm,
+      reply.resume<DetailedResult<PoolLease>>([reply](DetailedResult<PoolLease> lease) {
+        if (!lease) return reply.fail(lease.error());
+        reply.json(status::ok, worker_lease_json(*lease));
+      }));
 }
 
 void delete_worker_lease(const Reply& reply, const RouteRequest& in) {
@@ -80,10 +84,12 @@ void delete_worker_lease(const Reply& reply, const RouteRequest& in) {
   if (workers == nullptr) return reply.fail(unknown_pool(pool));
   auto hwm = read_high_water(in.http);
   if (!hwm) return reply.fail(hwm.error());
-  workers->release(pool, in.path.get("id"), *hwm, [reply](DetailedResult<PoolLease> lease) {
-    if (!lease) return reply.fail(lease.error());
-    reply.no_content();
-  });
+  workers->release(
+      pool, in.path.get("id"), *hwm,
+      reply.resume<DetailedResult<PoolLease>>([reply](DetailedResult<PoolLease> lease) {
+        if (!lease) return reply.fail(lease.error());
+        reply.no_content();
+      }));
 }
 
 }  // namespace ticketd::http

@@ -72,22 +72,23 @@ void create(StatementCall& call, const SequenceSpec& spec, bool if_not_exists,
     return call.done(to_err(StatementErrc::kWrongArguments, {"'" + display + "': " + problem}));
   }
   const bool existed = call.engine.tickets.exists(spec.name);
-  call.engine.tickets.create(spec, CreateOptions{.if_not_exists = if_not_exists},
-                             [&s = call.session, done = std::move(call.done), existed,
-                              if_not_exists, display](DetailedResult<void> r) {
-                               if (!r) {
-                                 if (r.error().code == TicketErrc::kAlreadyExists) {
-                                   return done(to_err(StatementErrc::kTableExists, {display}));
-                                 }
-                                 return done(to_err(r.error(), display));
-                               }
-                               if (existed && if_not_exists) {
-                                 auto note = to_err(StatementErrc::kTableExists, {display});
-                                 s.warnings.push_back({"Note", note.code, std::move(note.message)});
-                                 return done(OkResult{0, 0, 1, {}});
-                               }
-                               done(OkResult{});
-                             });
+  call.engine.tickets.create(
+      spec, CreateOptions{.if_not_exists = if_not_exists},
+      call.resume<DetailedResult<void>>([&s = call.session, done = std::move(call.done), existed,
+                                         if_not_exists, display](DetailedResult<void> r) {
+        if (!r) {
+          if (r.error().code == TicketErrc::kAlreadyExists) {
+            return done(to_err(StatementErrc::kTableExists, {display}));
+          }
+          return done(to_err(r.error(), display));
+        }
+        if (existed && if_not_exists) {
+          auto note = to_err(StatementErrc::kTableExists, {display});
+          s.warnings.push_back({"Note", note.code, std::move(note.message)});
+          return done(OkResult{0, 0, 1, {}});
+        }
+        done(OkResult{});
+      }));
 }
 
 // DROP TABLE a, b, ...: one drop after another, in a loop rather than one call per name, so
@@ -135,10 +136,11 @@ struct DropRun : std::enable_shared_from_this<DropRun> {
       // Drop is not a reset: the engine leaves a tombstone, so re-creating resumes above it.
       phase.store(0);
       call.engine.tickets.drop(*name,
-                               [self = shared_from_this(), i, display](DetailedResult<void> r) {
-                                 if (!r) return self->call.done(to_err(r.error(), display));
-                                 self->resumed(i + 1);
-                               });
+                               call.resume<DetailedResult<void>>(
+                                   [self = shared_from_this(), i, display](DetailedResult<void> r) {
+                                     if (!r) return self->call.done(to_err(r.error(), display));
+                                     self->resumed(i + 1);
+                                   }));
       int expected = 0;
       if (phase.compare_exchange_strong(expected, 2)) return;  // it completes later
     }
@@ -242,10 +244,11 @@ void run(const sql::AlterTable& st, StatementCall& call) {
   // current maximum.
   call.engine.tickets.advance_to(
       *name, *st.auto_increment,
-      [done = std::move(call.done), d = call.engine.qualified(*name)](DetailedResult<Block> b) {
-        if (!b) return done(to_err(b.error(), d));
-        done(OkResult{0, 0, 0, "Records: 0  Duplicates: 0  Warnings: 0"});
-      });
+      call.resume<DetailedResult<Block>>(
+          [done = std::move(call.done), d = call.engine.qualified(*name)](DetailedResult<Block> b) {
+            if (!b) return done(to_err(b.error(), d));
+            done(OkResult{0, 0, 0, "Records: 0  Duplicates: 0  Warnings: 0"});
+          }));
 }
 
 void run(const sql::AlterSequence&, StatementCall& call) {

@@ -67,7 +67,8 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
     };
   }
   ServerConnection conn(deps.executor, deps.users, deps.next_connection_id.fetch_add(1), host,
-                        std::move(hooks));
+                        std::move(hooks),
+                        [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); });
   bool login_delayed = false;
   bool logged_in = false;
   const std::string hello = conn.greeting();
@@ -76,8 +77,8 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
     co_return;
   }
   // Most answers are ready before process_next() returns (the ticket came from the cached
-  // path); one that completes later, on the engine's committer thread, resumes this coroutine
-  // on its own strand.
+  // path); one that completes later is built on this session's strand (the connection's
+  // handoff) and then resumes this coroutine.
   auto pending = std::make_shared<net::PendingResult<ServerConnection::Output>>(ex);
   std::array<char, 16 * 1024> buffer;
   for (;;) {

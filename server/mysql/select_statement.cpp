@@ -166,13 +166,15 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
         });
         return;
       }
-      ex().tickets.next(*name, 1, [self, i, n = *name](DetailedResult<Block> b) {
-        if (!b) return self->finish(to_err(b.error(), self->ex().qualified(n)));
-        self->ex().issued(n, 1);
-        self->s().last_values[n] = b->first;
-        self->row.emplace_back(std::to_string(b->first));
-        self->resumed(i + 1);
-      });
+      ex().tickets.next(
+          *name, 1,
+          call.resume<DetailedResult<Block>>([self, i, n = *name](DetailedResult<Block> b) {
+            if (!b) return self->finish(to_err(b.error(), self->ex().qualified(n)));
+            self->ex().issued(n, 1);
+            self->s().last_values[n] = b->first;
+            self->row.emplace_back(std::to_string(b->first));
+            self->resumed(i + 1);
+          }));
       return;
     }
     // SETVAL(s, n): moves the sequence forward so the next value is above n (or n itself
@@ -194,11 +196,12 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
       row.emplace_back(std::nullopt);
       return resumed(i + 1);
     }
-    auto then = [self, i, value, n = *name](DetailedResult<Block> b) {
-      if (!b) return self->finish(to_err(b.error(), self->ex().qualified(n)));
-      self->row.emplace_back(std::to_string(value));
-      self->resumed(i + 1);
-    };
+    auto then =
+        call.resume<DetailedResult<Block>>([self, i, value, n = *name](DetailedResult<Block> b) {
+          if (!b) return self->finish(to_err(b.error(), self->ex().qualified(n)));
+          self->row.emplace_back(std::to_string(value));
+          self->resumed(i + 1);
+        });
     if (item.setval_is_used) {
       seq->advance_past(value, std::move(then));
     } else {

@@ -65,7 +65,7 @@ ColumnDefinition41 definition(const Column& c, const std::string& schema) {
 
 ServerConnection::ServerConnection(const CommandHandler& executor, const UserTable& users,
                                    std::uint32_t connection_id, std::string peer_host,
-                                   ConnectionHooks hooks)
+                                   ConnectionHooks hooks, net::Handoff::Post post)
     : executor_(executor),
       users_(users),
       hooks_(std::move(hooks)),
@@ -74,6 +74,14 @@ ServerConnection::ServerConnection(const CommandHandler& executor, const UserTab
   session_.connection_id = connection_id;
   session_.host = std::move(peer_host);
   session_.memory = executor_.connection_memory();
+  session_.handoff = std::make_shared<net::Handoff>(std::move(post));
+}
+
+template <class What>
+void ServerConnection::call(const What& what, CommandHandler::Done then) {
+  session_.handoff->begin();
+  executor_.execute(session_, what, std::move(then));
+  session_.handoff->end();
 }
 
 ServerConnection::~ServerConnection() { executor_.end_session(session_); }
@@ -267,7 +275,7 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
       auto init = decode_com_init_db(as_bytes(payload));
       if (!init) return done(error_output(kErParse, "42000", "malformed COM_INIT_DB", false));
       sql::Use use{init->schema};
-      executor_.execute(session_, sql::Statement{use}, [this, done](QueryResult r) {
+      call(sql::Statement{use}, [this, done](QueryResult r) {
         Output o;
         append_result(o.bytes, r, false, 0);
         done(std::move(o));
@@ -414,18 +422,17 @@ void ServerConnection::run_queries(const std::shared_ptr<QueryRun>& run) {
   // recursion per statement overflowed the stack at a few thousand statements.
   for (;;) {
     run->phase.store(0);
-    executor_.execute(
-        session_, std::string_view(run->statements[run->index]), [this, run](QueryResult r) {
-          const bool last = run->index + 1 == run->statements.size();
-          const bool failed = std::holds_alternative<ErrResult>(r);
-          // Later results follow: say so, until the last one or an error.
-          append_result(run->out, r, run->binary, last || failed ? 0 : kServerMoreResultsExists);
-          if (last || failed) return run->done(Output{std::move(run->out), false});
-          ++run->index;
-          int expected = 0;
-          if (run->phase.compare_exchange_strong(expected, 1)) return;  // the loop goes on
-          run_queries(run);  // answered later: resume the loop on this thread
-        });
+    call(std::string_view(run->statements[run->index]), [this, run](QueryResult r) {
+      const bool last = run->index + 1 == run->statements.size();
+      const bool failed = std::holds_alternative<ErrResult>(r);
+      // Later results follow: say so, until the last one or an error.
+      append_result(run->out, r, run->binary, last || failed ? 0 : kServerMoreResultsExists);
+      if (last || failed) return run->done(Output{std::move(run->out), false});
+      ++run->index;
+      int expected = 0;
+      if (run->phase.compare_exchange_strong(expected, 1)) return;  // the loop goes on
+      run_queries(run);  // answered later: the loop resumes (on the session's strand)
+    });
     int expected = 0;
     if (run->phase.compare_exchange_strong(expected, 2)) return;  // answered, or answers later
   }
@@ -443,7 +450,7 @@ void ServerConnection::field_list(std::string_view payload, const Done& done) {
   if (!f) return done(error_output(kErParse, "42000", "malformed COM_FIELD_LIST", false));
   sql::ShowColumns show;
   show.table.name = f->table;
-  executor_.execute(session_, sql::Statement{show}, [this, done, table = f->table](QueryResult r) {
+  call(sql::Statement{show}, [this, done, table = f->table](QueryResult r) {
     Output o;
     if (std::holds_alternative<ErrResult>(r)) {
       append_result(o.bytes, r, false, 0);
@@ -507,8 +514,7 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
   if (const auto* u = std::get_if<sql::Unrecognized>(&probe)) {
     refund();
     Output o;
-    executor_.execute(session_, probe,
-                      [this, &o](QueryResult r) { append_result(o.bytes, r, false, 0); });
+    call(probe, [this, &o](QueryResult r) { append_result(o.bytes, r, false, 0); });
     (void)u;
     return done(std::move(o));
   }

@@ -34,7 +34,9 @@ struct ConnectionHooks {
 /// Runs the connection phase (greeting, HandshakeResponse41, optional AuthSwitch to
 /// mysql_native_password) and the command phase (COM_QUERY with multi-statements, COM_STMT_*,
 /// COM_PING, ...). Feed it received bytes; each complete packet is answered through a callback,
-/// because statements that take tickets complete later, on the engine's thread.
+/// because statements that take tickets may complete later. Every answer, and all the work of
+/// building it, runs on the session's strand: the engine's answers come back through the
+/// session's net::Handoff, never on the engine's committer thread.
 ///
 /// It owns the session state and the prepared statements of the connection. Not thread-safe:
 /// the session calls it from its strand, one packet at a time.
@@ -46,8 +48,11 @@ class ServerConnection {
   };
   using Done = std::function<void(Output)>;
 
+  /// `post` runs a step on the session's executor: where statements resume when the engine
+  /// answers later (net::Handoff). Empty: where the answer arrives (tests without an executor).
   ServerConnection(const CommandHandler& executor, const UserTable& users,
-                   std::uint32_t connection_id, std::string peer_host, ConnectionHooks hooks = {});
+                   std::uint32_t connection_id, std::string peer_host, ConnectionHooks hooks = {},
+                   net::Handoff::Post post = {});
   /// The connection ended: gapless numbers of an open transaction are released.
   ~ServerConnection();
   ServerConnection(const ServerConnection&) = delete;
@@ -94,7 +99,8 @@ class ServerConnection {
     std::string out;
     Done done;
     // 0: a statement is running inside run_queries(), 1: it answered inline, 2: run_queries()
-    // returned and the answer comes later (on the engine's thread), which resumes the loop.
+    // returned and the answer comes later (posted to the session's strand by the handoff),
+    // which resumes the loop.
     std::atomic<int> phase{0};
   };
 
@@ -103,6 +109,10 @@ class ServerConnection {
   void finish_auth(std::string_view token, const Done& done);
   void handle_command(std::string_view payload, const Done& done);
   void run_queries(const std::shared_ptr<QueryRun>& run);
+  // Executes `what` (statement text or a Statement) between the handoff's begin() and end():
+  // `then` runs on the session's strand, inline or later.
+  template <class What>
+  void call(const What& what, CommandHandler::Done then);
   void start_queries(std::vector<std::string> statements, bool binary, const Done& done);
   // Gives back the memory of a statement's long data (and forgets the data).
   void release_long_data(PreparedStatement& ps);

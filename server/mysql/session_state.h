@@ -10,6 +10,7 @@
 
 #include "server/core/gapless_sequence.h"
 #include "server/mysql/connection_memory.h"
+#include "server/net/handoff.h"
 #include "server/sql/statement.h"
 
 namespace ticketd::mysql {
@@ -73,6 +74,9 @@ struct SessionState {
   // Recently recognized statement texts. Drivers send the same few texts over and over (the
   // Flickr recipe is two); recognizing them once per connection saves the lexer's work.
   std::unordered_map<std::string, std::shared_ptr<const sql::Statement>> parsed;
+  // Where the engine's answers to this connection's statements resume: every callback given to
+  // the engine is wrapped by handoff->resume(), so its work runs on the session's strand.
+  std::shared_ptr<net::Handoff> handoff = std::make_shared<net::Handoff>();
 };
 
 }  // namespace ticketd::mysql

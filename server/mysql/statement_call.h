@@ -21,7 +21,7 @@
 namespace ticketd::mysql {
 
 /// Observers of what the executor does, for metrics. Every member may be empty; they are called
-/// on whatever thread completes the statement (an I/O thread or the engine's committer).
+/// on the session's strand (an I/O thread), never on the engine's committer.
 struct ExecutorHooks {
   /// `count` values of `sequence` handed out (single tickets and blocks alike).
   std::function<void(std::string_view sequence, std::uint64_t count)> on_issued;
@@ -59,13 +59,19 @@ struct ExecutorEngine {
 
 using ExecutorDone = std::function<void(QueryResult)>;
 
-/// One statement being executed: `done` must run exactly once (inline or later, on the engine's
-/// thread); `session` must not be touched after it ran.
+/// One statement being executed: `done` must run exactly once, on the session's strand (inline,
+/// or from an engine callback wrapped by resume()); `session` must not be touched after it ran.
 struct StatementCall {
   const ExecutorEngine& engine;
   SessionState& session;
   ExecutorDone done;
 
+  /// Wraps a callback given to the engine: `then` runs on the session's strand with the
+  /// engine's answer of type T (net::Handoff), never on the engine's committer thread.
+  template <class T, class Then>
+  [[nodiscard]] auto resume(Then then) const {
+    return session.handoff->resume<T>(std::move(then));
+  }
   /// Resolves `db.table` / `table` to a sequence name, or fails as MySQL would.
   [[nodiscard]] std::optional<std::string> resolve(const sql::TableName& table,
                                                    ErrResult& error) const;

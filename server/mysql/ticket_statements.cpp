@@ -53,14 +53,15 @@ void run(const sql::InsertTicket& st, StatementCall& call) {
                           done(OkResult{affected, *v, 0, {}});
                         });
   }
-  ex.tickets.next(*name, rows,
-                  [ex = &ex, &s = call.session, done = std::move(done), n = *name,
-                   affected](DetailedResult<Block> b) {
-                    if (!b) return done(to_err(b.error(), ex->qualified(n)));
-                    ex->issued_block(n, b->count);
-                    s.last_insert_id = b->first;  // the first of a multi-row insert, as MySQL
-                    done(OkResult{affected, b->first, 0, {}});
-                  });
+  ex.tickets.next(
+      *name, rows,
+      call.resume<DetailedResult<Block>>([ex = &ex, &s = call.session, done = std::move(done),
+                                          n = *name, affected](DetailedResult<Block> b) {
+        if (!b) return done(to_err(b.error(), ex->qualified(n)));
+        ex->issued_block(n, b->count);
+        s.last_insert_id = b->first;  // the first of a multi-row insert
+        done(OkResult{affected, b->first, 0, {}});
+      }));
 }
 
 void run(const sql::UpdateCounter& st, StatementCall& call) {
@@ -87,12 +88,13 @@ void run(const sql::UpdateCounter& st, StatementCall& call) {
   }
   ex.tickets.next(
       *name, 1,
-      [ex = &ex, &s = call.session, done = std::move(done), n = *name](DetailedResult<Block> b) {
+      call.resume<DetailedResult<Block>>([ex = &ex, &s = call.session, done = std::move(done),
+                                          n = *name](DetailedResult<Block> b) {
         if (!b) return done(to_err(b.error(), ex->qualified(n)));
         ex->issued(n, 1);
         s.last_insert_id = b->first;
         done(OkResult{1, 0, 0, "Rows matched: 1  Changed: 1  Warnings: 0"});
-      });
+      }));
 }
 
 void run(const sql::SelectNextBlock& st, StatementCall& call) {
@@ -106,15 +108,16 @@ void run(const sql::SelectNextBlock& st, StatementCall& call) {
                        {"NEXT n VALUES needs 1 <= n <= " + std::to_string(ex.settings.max_block)}));
   }
   ex.tickets.next(*name, static_cast<std::uint64_t>(st.count),
-                  [ex = &ex, &s = call.session, done = std::move(done), n = *name,
-                   result = fixed_result_set(sql::SelectNextBlock::kName, call)](
-                      DetailedResult<Block> b) mutable {
-                    if (!b) return done(to_err(b.error(), ex->qualified(n)));
-                    ex->issued_block(n, b->count);
-                    s.last_values[n] = b->last();
-                    result.rows.push_back(Row{std::to_string(b->first)});
-                    done(std::move(result));
-                  });
+                  call.resume<DetailedResult<Block>>(
+                      [ex = &ex, &s = call.session, done = std::move(done), n = *name,
+                       result = fixed_result_set(sql::SelectNextBlock::kName, call)](
+                          DetailedResult<Block> b) mutable {
+                        if (!b) return done(to_err(b.error(), ex->qualified(n)));
+                        ex->issued_block(n, b->count);
+                        s.last_values[n] = b->last();
+                        result.rows.push_back(Row{std::to_string(b->first)});
+                        done(std::move(result));
+                      }));
 }
 
 }  // namespace ticketd::mysql

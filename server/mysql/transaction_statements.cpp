@@ -30,18 +30,19 @@ void settle_holds(SessionState& s, bool commit, std::function<void(std::optional
   join->left = holds.size();
   join->then = std::move(then);
   for (auto& h : holds) {
-    auto settled = [join, h, commit](DetailedResult<void> r) {
-      if (!r && commit && r.error().code == TicketErrc::kStorageFailed) {
-        h.sequence->release(h.reservation_id, [](DetailedResult<void>) {});
-      }
-      bool last = false;
-      {
-        std::lock_guard lock(join->mutex);
-        if (!r && !join->first) join->first = r.error();
-        last = --join->left == 0;
-      }
-      if (last) join->then(join->first);
-    };
+    auto settled =
+        s.handoff->resume<DetailedResult<void>>([join, h, commit](DetailedResult<void> r) {
+          if (!r && commit && r.error().code == TicketErrc::kStorageFailed) {
+            h.sequence->release(h.reservation_id, [](DetailedResult<void>) {});
+          }
+          bool last = false;
+          {
+            std::lock_guard lock(join->mutex);
+            if (!r && !join->first) join->first = r.error();
+            last = --join->left == 0;
+          }
+          if (last) join->then(join->first);
+        });
     if (commit) {
       h.sequence->commit(h.reservation_id, std::move(settled));
     } else {
@@ -63,18 +64,20 @@ void take_gapless(SessionState& session, const std::shared_ptr<GaplessSequence>&
     // Session scope: the reservation dies with the connection, as the transaction would.
     sequence->reserve(
         std::move(holder), 0,
-        [&s = session, sequence, then = std::move(then)](DetailedResult<Reservation> r) {
-          if (!r) return then(r.error());
-          s.gapless_holds.push_back(GaplessHold{sequence, r->id, r->number});
-          then(r->number);
-        },
+        session.handoff->resume<DetailedResult<Reservation>>(
+            [&s = session, sequence, then = std::move(then)](DetailedResult<Reservation> r) {
+              if (!r) return then(r.error());
+              s.gapless_holds.push_back(GaplessHold{sequence, r->id, r->number});
+              then(r->number);
+            }),
         ReservationScope::kSession);
     return;
   }
-  sequence->take(std::move(holder), [then = std::move(then)](DetailedResult<Reservation> r) {
-    if (!r) return then(r.error());
-    then(r->number);
-  });
+  sequence->take(std::move(holder), session.handoff->resume<DetailedResult<Reservation>>(
+                                        [then = std::move(then)](DetailedResult<Reservation> r) {
+                                          if (!r) return then(r.error());
+                                          then(r->number);
+                                        }));
 }
 
 void end_transaction(StatementCall& call, bool commit, bool begin_another) {

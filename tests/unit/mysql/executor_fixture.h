@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -25,7 +26,8 @@ namespace ticketd::mysql::testing {
 struct HookLog {
   std::vector<std::pair<std::string, std::uint64_t>> issued;
   std::vector<std::pair<std::string, std::uint64_t>> blocks;
-  std::vector<std::string> statements;  // kinds, in completion order
+  std::vector<std::string> statements;             // kinds, in completion order
+  std::vector<std::thread::id> statement_threads;  // where each statement's hook ran
 };
 
 class ExecutorTest : public ::testing::Test {
@@ -104,6 +106,7 @@ class ExecutorTest : public ::testing::Test {
     h.on_statement = [this](std::string_view kind, double seconds) {
       EXPECT_GE(seconds, 0.0);
       log_.statements.emplace_back(kind);
+      log_.statement_threads.push_back(std::this_thread::get_id());
     };
     return h;
   }
