@@ -162,6 +162,8 @@ Engine::Engine(const config::Config& config, Storage storage)
       storage_(std::move(storage)),
       committer_(*storage_.store, ha_ ? kEtcdMaxMutationsPerCommit : 0),
       service_(*storage_.store, committer_),
+      retries_(clock_),
+      store_reads_(clock_),
       workers_(*storage_.store, committer_, clock_) {
   // Sequences of every kind can be created at run time; their Snowflake generators use the
   // server's layout and worker ID (not with the etcd engine: Snowflake state is not fenced).

@@ -9,13 +9,39 @@
 
 namespace ticketd {
 
+/// Told when a clock that moves only when told (a test's FakeClock) has been stepped: timer
+/// services (RetryScheduler) implement it to fire what the step made due. Not owned by the
+/// clock; it unregisters itself before it is destroyed.
+class ClockStepObserver {
+ public:
+  /// Called on the thread that stepped the clock, after the new reading is visible.
+  virtual void on_clock_step() = 0;
+
+ protected:
+  ~ClockStepObserver() = default;
+};
+
 /// Wall-clock milliseconds since the Unix epoch. Injected everywhere time matters so tests can
-/// step it; nothing outside SystemClock reads the system clock. Thread safety: implementations
-/// must allow concurrent calls.
+/// step it; nothing outside SystemClock reads the system clock. Timers that wait for a reading
+/// (RetryScheduler) take their time from a Clock too: a clock that runs by itself (SystemClock)
+/// keeps the defaults below and its timers wait out real time on the monotonic clock; a clock
+/// that moves only when told registers observers and calls them after each step, so a test
+/// steps the timers with the clock. Thread safety: implementations must allow concurrent
+/// calls.
 class Clock {
  public:
   virtual ~Clock() = default;
   [[nodiscard]] virtual std::int64_t now_unix_ms() const = 0;
+
+  /// Registers `observer` to be called after every step and returns true, when the clock moves
+  /// only when told; returns false (and keeps nothing) when it runs by itself.
+  virtual bool observe_steps(ClockStepObserver& observer) const {
+    (void)observer;  // a clock that runs by itself has no steps to report
+    return false;
+  }
+  /// Undoes observe_steps(): once it returns, `observer` is not being called (except by the
+  /// caller's own step, when a step's callback unregisters) and is never called again.
+  virtual void unobserve_steps(ClockStepObserver& observer) const { (void)observer; }
 };
 
 class SystemClock final : public Clock {

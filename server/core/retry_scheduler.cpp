@@ -1,16 +1,56 @@
 #include "server/core/retry_scheduler.h"
 
-namespace ticketd {
+#include <algorithm>
+#include <utility>
 
-RetryScheduler::RetryScheduler() : thread_([this] { run(); }) {}
+namespace ticketd {
+namespace {
+
+const Clock& system_clock() {
+  static const SystemClock clock;
+  return clock;
+}
+
+}  // namespace
+
+RetryScheduler::RetryScheduler() : RetryScheduler(system_clock()) {}
+
+RetryScheduler::RetryScheduler(const Clock& clock) : clock_(clock) {
+  // Registered only once every member exists: a step on another thread may call in at once.
+  stepped_ = clock_.observe_steps(observer_);
+  if (!stepped_) thread_ = std::thread([this] { run(); });
+}
 
 RetryScheduler::~RetryScheduler() { stop(); }
 
+std::int64_t RetryScheduler::steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 void RetryScheduler::after(std::chrono::milliseconds delay, std::function<void()> fn) {
+  if (stepped_) {
+    schedule(clock_.now_unix_ms() + delay.count(), std::move(fn));
+  } else {
+    schedule(steady_now_ns() + std::chrono::nanoseconds(delay).count(), std::move(fn));
+  }
+}
+
+void RetryScheduler::at(std::int64_t unix_ms, std::function<void()> fn) {
+  if (stepped_) {
+    schedule(unix_ms, std::move(fn));
+  } else {
+    after(std::chrono::milliseconds(std::max<std::int64_t>(0, unix_ms - clock_.now_unix_ms())),
+          std::move(fn));
+  }
+}
+
+void RetryScheduler::schedule(std::int64_t due, std::function<void()> fn) {
   {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
-      queue_.push(Item{std::chrono::steady_clock::now() + delay, next_order_++, std::move(fn)});
+      queue_.push(Item{due, next_order_++, std::move(fn)});
       wake_.notify_one();
       return;
     }
@@ -19,6 +59,20 @@ void RetryScheduler::after(std::chrono::milliseconds delay, std::function<void()
 }
 
 void RetryScheduler::stop() {
+  if (stepped_) {
+    // After this no step calls in, so what is pending runs here, in time order.
+    clock_.unobserve_steps(observer_);
+    std::unique_lock lock(mutex_);
+    stopping_ = true;
+    while (!queue_.empty()) {
+      auto fn = std::move(const_cast<Item&>(queue_.top()).fn);
+      queue_.pop();
+      lock.unlock();
+      fn();
+      lock.lock();
+    }
+    return;
+  }
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -35,8 +89,9 @@ void RetryScheduler::run() {
       wake_.wait(lock);
       continue;
     }
-    if (!stopping_ && queue_.top().at > std::chrono::steady_clock::now()) {
-      wake_.wait_until(lock, queue_.top().at);
+    if (!stopping_ && queue_.top().due > steady_now_ns()) {
+      wake_.wait_until(
+          lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(queue_.top().due)));
       continue;
     }
     auto fn = std::move(const_cast<Item&>(queue_.top()).fn);
@@ -45,6 +100,21 @@ void RetryScheduler::run() {
     fn();
     lock.lock();
   }
+}
+
+void RetryScheduler::run_due_at_step() {
+  // What this step made due, taken at once: a function that schedules itself again for a time
+  // already reached runs at the next step, so a step always ends.
+  std::vector<std::function<void()>> due;
+  {
+    std::lock_guard lock(mutex_);
+    const std::int64_t now = clock_.now_unix_ms();
+    while (!stopping_ && !queue_.empty() && queue_.top().due <= now) {
+      due.push_back(std::move(const_cast<Item&>(queue_.top()).fn));
+      queue_.pop();
+    }
+  }
+  for (auto& fn : due) fn();
 }
 
 }  // namespace ticketd

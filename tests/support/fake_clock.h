@@ -1,8 +1,11 @@
 // A Clock that tests set and step by hand.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "server/core/clock.h"
 
@@ -10,7 +13,10 @@ namespace ticketd::testing {
 
 /// Reads whatever the test last set: time moves only through set(), advance() and
 /// advance_to(), so time-dependent tests neither sleep nor depend on the machine's speed. It
-/// may be stepped backwards. Thread safety: all members may be called concurrently.
+/// may be stepped backwards. Each of those calls is a step: after the new reading is visible it
+/// calls the step observers (a RetryScheduler on this clock runs what became due, on the
+/// stepping thread, before the call returns). Thread safety: all members may be called
+/// concurrently; steps reach the observers one at a time.
 class FakeClock final : public Clock {
  public:
   /// 2026-01-01T00:00:00Z unless told otherwise.
@@ -21,19 +27,50 @@ class FakeClock final : public Clock {
   [[nodiscard]] std::int64_t now_unix_ms() const override {
     return now_.load(std::memory_order_acquire);
   }
-  void set(std::int64_t unix_ms) { now_.store(unix_ms, std::memory_order_release); }
+  void set(std::int64_t unix_ms) {
+    now_.store(unix_ms, std::memory_order_release);
+    notify();
+  }
   /// Moves by `delta_ms`, which may be negative (a clock stepped back).
-  void advance(std::int64_t delta_ms) { now_.fetch_add(delta_ms, std::memory_order_acq_rel); }
+  void advance(std::int64_t delta_ms) {
+    now_.fetch_add(delta_ms, std::memory_order_acq_rel);
+    notify();
+  }
   /// Moves forward to `unix_ms` unless the clock already reads later (what a caller that
   /// awaited a timer until `unix_ms` observes).
   void advance_to(std::int64_t unix_ms) {
     std::int64_t cur = now_.load(std::memory_order_acquire);
     while (cur < unix_ms && !now_.compare_exchange_weak(cur, unix_ms, std::memory_order_acq_rel)) {
     }
+    notify();
+  }
+
+  bool observe_steps(ClockStepObserver& observer) const override {
+    std::lock_guard lock(observers_mutex_);
+    observers_.push_back(&observer);
+    return true;
+  }
+  void unobserve_steps(ClockStepObserver& observer) const override {
+    std::lock_guard lock(observers_mutex_);
+    observers_.erase(std::remove(observers_.begin(), observers_.end(), &observer),
+                     observers_.end());
   }
 
  private:
+  void notify() const {
+    // Recursive: what an observer runs may step the clock or (un)register observers. Each one is
+    // checked again before its call, so one unregistered meanwhile is not called.
+    std::lock_guard lock(observers_mutex_);
+    const std::vector<ClockStepObserver*> snapshot = observers_;
+    for (ClockStepObserver* o : snapshot) {
+      if (std::find(observers_.begin(), observers_.end(), o) != observers_.end())
+        o->on_clock_step();
+    }
+  }
+
   std::atomic<std::int64_t> now_;
+  mutable std::recursive_mutex observers_mutex_;
+  mutable std::vector<ClockStepObserver*> observers_;
 };
 
 }  // namespace ticketd::testing
