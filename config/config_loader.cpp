@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "server/base/gapless_bounds.h"
 #include "server/base/parse_int.h"
 
 namespace ticketd::config {
@@ -520,9 +521,10 @@ class Loader {
         get_word(n, p, "order", kGaplessOrders, s.order, [](const std::string& order) {
           return "unknown order '" + order + "' (expected relaxed or strict)";
         });
-        get_duration(n, p, "reservation_ttl_ms", s.reservation_ttl, 1, 86400000);
-        get_duration(n, p, "max_reservation_ttl_ms", s.max_reservation_ttl, 1, 86400000);
-        get_duration(n, p, "strict_wait_ms", s.strict_wait, 1, 3600000);
+        get_duration(n, p, "reservation_ttl_ms", s.reservation_ttl, 1, kMaxReservationTtlMs);
+        get_duration(n, p, "max_reservation_ttl_ms", s.max_reservation_ttl, 1,
+                     kMaxReservationTtlMs);
+        get_duration(n, p, "strict_wait_ms", s.strict_wait, 1, kMaxStrictWaitMs);
         if (s.reservation_ttl > s.max_reservation_ttl) {
           error(n["reservation_ttl_ms"], p + ".reservation_ttl_ms",
                 "reservation_ttl_ms is greater than max_reservation_ttl_ms");

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "server/base/gapless_bounds.h"  // the bounds validate() checks
 #include "server/core/gapless_sequence.h"
 #include "server/core/sequence_spec.h"
 
@@ -21,10 +22,6 @@ struct SequenceDefinition {
 };
 
 inline constexpr std::string_view kDefinitionPrefix = "def/";
-
-/// Bounds of the gapless options, wherever they come from (the config file checks the same).
-inline constexpr std::int64_t kMaxReservationTtlMs = 86400000;  // one day
-inline constexpr std::int64_t kMaxStrictWaitMs = 3600000;       // one hour
 
 /// validate(spec), then the options of its kind; a message naming the first problem, or empty.
 [[nodiscard]] std::string validate(const SequenceDefinition& definition);

@@ -4,12 +4,12 @@
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <set>
 #include <vector>
 
+#include "server/base/parse_int.h"
 #include "server/http/http_errc.h"
 
 namespace ticketd::http {
@@ -168,16 +168,7 @@ DetailedResult<std::optional<std::string>> read_string(const json::object& obj,
   return std::optional<std::string>{std::string(v->get_string())};
 }
 
-std::optional<std::uint64_t> parse_decimal(std::string_view text) {
-  if (text.empty() || text.size() > 20) return std::nullopt;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-  }
-  std::uint64_t v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc{} || p != text.data() + text.size()) return std::nullopt;
-  return v;
-}
+std::optional<std::uint64_t> parse_decimal(std::string_view text) { return parse_u64(text); }
 
 json::object sequence_json(const SequenceInfo& info) {
   const auto& spec = info.spec;

@@ -2,11 +2,11 @@
 // functions NEXTVAL / LASTVAL / SETVAL. The columns come from the statement table, the same ones
 // COM_STMT_PREPARE describes; this file fills the row.
 #include <atomic>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "server/base/utc_time.h"
 #include "server/core/ticket_errc.h"
 #include "server/mysql/error_mapping.h"
 #include "server/mysql/server_variables.h"
@@ -14,15 +14,6 @@
 
 namespace ticketd::mysql {
 namespace {
-
-std::string format_utc(std::int64_t unix_ms) {
-  std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
-}
 
 // Evaluates the items left to right; NEXTVAL and SETVAL wait for the engine.
 struct SelectRun : std::enable_shared_from_this<SelectRun> {
@@ -119,7 +110,7 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
           break;
         case sql::SelectItemKind::kNow:
         case sql::SelectItemKind::kUtcTimestamp:
-          row.emplace_back(format_utc(ex().clock.now_unix_ms()));
+          row.emplace_back(format_utc_datetime(ex().clock.now_unix_ms()));
           break;
         case sql::SelectItemKind::kLastValue: {
           ErrResult e;

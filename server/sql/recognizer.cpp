@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -10,10 +9,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
 
+#include "server/base/parse_int.h"
 #include "server/sql/lexer.h"
 #include "server/sql/token_cursor.h"
 
@@ -25,16 +24,9 @@ bool is_one_of(const Token& t, std::initializer_list<std::string_view> keywords)
                      [&](std::string_view k) { return t.is_keyword(k); });
 }
 
-std::optional<std::uint64_t> parse_uint(std::string_view digits) {
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
-  return value;
-}
-
 // Magnitude `digits` with an optional minus sign, checked against the int64 range.
 std::optional<std::int64_t> to_int64(std::string_view digits, bool negative) {
-  const std::optional<std::uint64_t> magnitude = parse_uint(digits);
+  const std::optional<std::uint64_t> magnitude = parse_u64(digits);
   if (!magnitude) return std::nullopt;
   constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   if (!negative) {
@@ -170,7 +162,7 @@ class Parser : public TokenCursor {
   }
   std::optional<std::uint64_t> unsigned_integer() {
     if (peek().kind != TokenKind::kNumber) return std::nullopt;
-    std::optional<std::uint64_t> v = parse_uint(peek().text);
+    std::optional<std::uint64_t> v = parse_u64(peek().text);
     if (v) advance();
     return v;
   }

@@ -4,12 +4,14 @@
 #include <array>
 #include <bit>
 #include <charconv>
+#include <concepts>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <system_error>
 #include <type_traits>
 
+#include "server/base/parse_int.h"
 #include "server/mysql/protocol/constants.h"
 #include "server/mysql/protocol/protocol_errc.h"
 
@@ -146,7 +148,8 @@ std::string read_time(PacketReader& r) {
                               column.name + "' of type " + std::to_string(column.type));
 }
 
-template <class T>
+// All of `text` as a float or double (integers go through parse_int).
+template <std::floating_point T>
 bool parse_all(std::string_view text, T& out) {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && ptr == text.data() + text.size();
@@ -157,16 +160,16 @@ void write_integer(const ColumnDefinition41& column, std::string_view text, std:
   const auto bits = static_cast<unsigned>(width * 8);
   std::uint64_t wire = 0;
   if (column.flags & kUnsignedFlag) {
-    std::uint64_t v = 0;
     const std::uint64_t max = bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
-    if (!parse_all(text, v) || v > max) bad_value(column, text);
-    wire = v;
+    const auto v = parse_u64(text);
+    if (!v || *v > max) bad_value(column, text);
+    wire = *v;
   } else {
-    std::int64_t v = 0;
     const std::int64_t max =
         bits == 64 ? std::numeric_limits<std::int64_t>::max() : (std::int64_t{1} << (bits - 1)) - 1;
-    if (!parse_all(text, v) || v > max || v < -max - 1) bad_value(column, text);
-    wire = static_cast<std::uint64_t>(v);  // two's complement, truncated to width below
+    const auto v = parse_i64(text);
+    if (!v || *v > max || *v < -max - 1) bad_value(column, text);
+    wire = static_cast<std::uint64_t>(*v);  // two's complement, truncated to width below
   }
   for (std::size_t i = 0; i < width; ++i) out.u8(static_cast<std::uint8_t>(wire >> (8 * i)));
 }
@@ -174,11 +177,10 @@ void write_integer(const ColumnDefinition41& column, std::string_view text, std:
 // Parses exactly `digits` decimal digits.
 bool take_digits(std::string_view& s, std::size_t digits, unsigned& out) {
   if (s.size() < digits) return false;
-  out = 0;
-  for (std::size_t i = 0; i < digits; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    out = out * 10 + static_cast<unsigned>(s[i] - '0');
-  }
+  // Unsigned, so a sign or a space is refused: exactly `digits` digits or nothing.
+  const auto v = parse_int<unsigned>(s.substr(0, digits));
+  if (!v) return false;
+  out = *v;
   s.remove_prefix(digits);
   return true;
 }

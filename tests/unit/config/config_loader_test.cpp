@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "server/core/sequence_definition.h"
 #include "server/core/sequence_spec.h"
 
 namespace ticketd::config {
@@ -134,6 +135,33 @@ TEST(ConfigLoader, GaplessSequenceSettings) {
   EXPECT_EQ(s[0].strict_wait, std::chrono::milliseconds(70));
   EXPECT_EQ(s[1].order, GaplessOrder::kRelaxed);
   EXPECT_EQ(s[1].reservation_ttl, std::chrono::milliseconds(30000));
+}
+
+// The file takes what a gapless sequence created at run time takes: both read the bounds from
+// server/base/gapless_bounds.h, and the core's validate() accepts what the loader accepted.
+TEST(ConfigLoader, GaplessBoundsAreTheCoresBounds) {
+  const std::string ttl = std::to_string(kMaxReservationTtlMs);
+  const std::string wait = std::to_string(kMaxStrictWaitMs);
+  auto r = load("sequences:\n  - { name: G, kind: gapless, reservation_ttl_ms: " + ttl +
+                ", max_reservation_ttl_ms: " + ttl + ", strict_wait_ms: " + wait + " }\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  const auto& g = r.config->sequences.at(0);
+  SequenceDefinition d{.spec = SequenceSpec{.name = "G", .kind = ticketd::SequenceKind::kGapless},
+                       .gapless = GaplessOptions{
+                           .reservation_ttl_ms = g.reservation_ttl.count(),
+                           .max_reservation_ttl_ms = g.max_reservation_ttl.count(),
+                           .strict_wait_ms = g.strict_wait.count(),
+                       }};
+  EXPECT_EQ(validate(d), "");
+  const std::string ttl_over = std::to_string(kMaxReservationTtlMs + 1);
+  expect_error(
+      "sequences:\n  - { name: G, kind: gapless, max_reservation_ttl_ms: " + ttl_over + " }\n",
+      {"sequences[0].max_reservation_ttl_ms: must be between 1 and " + ttl});
+  expect_error("sequences:\n  - { name: G, kind: gapless, reservation_ttl_ms: " + ttl_over + " }\n",
+               {"sequences[0].reservation_ttl_ms: must be between 1 and " + ttl});
+  expect_error("sequences:\n  - { name: G, kind: gapless, strict_wait_ms: " +
+                   std::to_string(kMaxStrictWaitMs + 1) + " }\n",
+               {"sequences[0].strict_wait_ms: must be between 1 and " + wait});
 }
 
 TEST(ConfigLoader, SnowflakeSection) {

@@ -85,6 +85,20 @@ bool closed_by_server(tcp::socket& s, beast::flat_buffer& buffer) {
   return ec == asio::error::eof || ec == asio::error::connection_reset;
 }
 
+// Polls `done` until it holds or `timeout` passes, for what the server does on its own threads
+// (a session ending after its peer closed). The caller asserts the result: a slow machine makes
+// the test slower, never wrong, and a condition that never holds fails instead of going on.
+template <class Condition>
+bool eventually(Condition done,
+                std::chrono::steady_clock::duration timeout = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
 std::string next_request(int count, bool close = false) {
   std::string body = R"({"count":)" + std::to_string(count) + "}";
   return "POST /v1/sequences/Tickets64/next HTTP/1.1\r\nHost: x\r\nContent-Type: "
@@ -283,9 +297,8 @@ TEST(HttpSession, ConnectionsOverTheCapAreAnswered503AndClosed) {
   EXPECT_TRUE(closed_by_server(s3, b3));
   // The first two are still served; once one ends, a new connection is admitted.
   s1.close();
-  for (int i = 0; i < 100 && lb.engine().sessions.count() > 1; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  ASSERT_TRUE(eventually([&] { return lb.engine().sessions.count() <= 1; }))
+      << "the closed connection's session never ended";
   auto s4 = lb.connect();
   beast::flat_buffer b4;
   send(s4, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");

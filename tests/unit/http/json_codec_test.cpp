@@ -79,9 +79,13 @@ TEST(JsonCodec, ReadIdAcceptsIntegersAndDecimalStrings) {
   EXPECT_EQ(**read_id(obj(R"({"v":"18446744073709551615"})"), "v"), 18446744073709551615ULL);
   EXPECT_EQ(**read_id(obj(R"({"v":18446744073709551615})"), "v"), 18446744073709551615ULL);
   EXPECT_EQ(**read_id(obj(R"({"v":0})"), "v"), 0u);
-  for (const char* t :
-       {R"({"v":"18446744073709551616"})", R"({"v":"+1"})", R"({"v":" 1"})", R"({"v":""})",
-        R"({"v":"0x10"})", R"({"v":-1})", R"({"v":1.0})", R"({"v":null})"}) {
+  // Leading zeros are read as parse_u64 reads them, however many there are.
+  EXPECT_EQ(**read_id(obj(R"({"v":"007"})"), "v"), 7u);
+  EXPECT_EQ(**read_id(obj(R"({"v":"000000000000000000000018446744073709551615"})"), "v"),
+            18446744073709551615ULL);
+  for (const char* t : {R"({"v":"18446744073709551616"})", R"({"v":"+1"})", R"({"v":" 1"})",
+                        R"({"v":"1 "})", R"({"v":"-1"})", R"({"v":"-0"})", R"({"v":""})",
+                        R"({"v":"0x10"})", R"({"v":-1})", R"({"v":1.0})", R"({"v":null})"}) {
     EXPECT_FALSE(read_id(obj(t), "v")) << t;
   }
 }

@@ -50,6 +50,16 @@ TEST_F(SelectStatement, TypesEachItemAsTheStatementTableDescribesIt) {
   }
 }
 
+// MySQL's DATETIME text in UTC from the injected clock, the milliseconds dropped.
+TEST_F(SelectStatement, NowAndUtcTimestampReadTheClockAsDatetimeText) {
+  clock_.set(1767225600000 + 86399999);  // 2026-01-01T23:59:59.999Z
+  auto r = rows("SELECT NOW(), UTC_TIMESTAMP()");
+  ASSERT_EQ(r.rows.size(), 1u);
+  ASSERT_EQ(r.rows[0].size(), 2u);
+  EXPECT_EQ(r.rows[0][0], "2026-01-01 23:59:59");
+  EXPECT_EQ(r.rows[0][1], "2026-01-01 23:59:59");
+}
+
 TEST_F(SelectStatement, NamesColumnsByAliasOrText) {
   auto r = rows("SELECT @@version AS v, last_insert_id()");
   ASSERT_EQ(r.columns.size(), 2u);

@@ -14,6 +14,7 @@
 #include "server/mysql/protocol/packet_writer.h"
 #include "server/mysql/query_executor.h"
 #include "storage/memory_counter_store.h"
+#include "tests/support/fake_clock.h"
 #include "tests/unit/mysql/conversation_support.h"
 #include "tests/unit/mysql/protocol/test_util.h"
 
@@ -87,7 +88,7 @@ class Conversation : public ::testing::Test {
   MemoryCounterStore store_;
   GroupCommitter committer_;
   TicketService service_;
-  SystemClock clock_;
+  ticketd::testing::FakeClock clock_;
   ServerSettings settings_;
   QueryExecutor executor_{service_, settings_, clock_};
   UserTable users_;

@@ -96,6 +96,7 @@ constexpr AcceptCase kAccepted[] = {
      "[literal:int:4 4 as four]"},
     {"SELECT 1 LIMIT 1 OFFSET 2", "select [literal:int:1 1] limit=1 offset=2"},
     {"SELECT 1 FROM DUAL LIMIT 2, 3", "select [literal:int:1 1] limit=3 offset=2"},
+    {"SELECT 1 LIMIT 18446744073709551615", "select [literal:int:1 1] limit=18446744073709551615"},
     {"SELECT SQL_NO_CACHE 1", "select [literal:int:1 1]"},
     {"SELECT 1;;", "select [literal:int:1 1]"},
     {"SELECT\n  LAST_INSERT_ID()  -- the id\n  AS id # done",
@@ -290,6 +291,7 @@ constexpr AcceptCase kAccepted[] = {
     {"KILL 42", "kill id=42"},
     {"KILL QUERY 42", "kill query id=42"},
     {"KILL CONNECTION 7", "kill id=7"},
+    {"KILL 007", "kill id=7"},
 };
 
 TEST(Recognizer, RecognizesEveryAcceptedStatement) {
@@ -338,6 +340,9 @@ constexpr RejectCase kRejected[] = {
     {"CREATE TABLE t id int", kSyntax, "id int"},
     {"CREATE SEQUENCE s START WITH x", kSyntax, "x"},
     {"CREATE SEQUENCE s START WITH 9223372036854775808", kSyntax, "9223372036854775808"},
+    {"CREATE SEQUENCE s START WITH -9223372036854775809", kSyntax, "-9223372036854775809"},
+    {"SELECT 1 LIMIT 18446744073709551616", kSyntax, "18446744073709551616"},
+    {"KILL 18446744073709551616", kSyntax, "18446744073709551616"},
     {"CREATE SEQUENCE s BOGUS 1", kSyntax, "BOGUS 1"},
     {"CREATE SEQUENCE", kSyntax, ""},
     {"ALTER SEQUENCE s", kSyntax, ""},
