@@ -2,10 +2,12 @@
 -- then SELECT LAST_INSERT_ID(). In text mode every ticket is checked against the one before it on
 -- the same connection (must increase) and, with --verify-file, appended to a file for a
 -- uniqueness check.
---   --mode=text|prepared|floor   floor: SELECT 1 + SELECT LAST_INSERT_ID() (protocol cost only)
+--   --mode=text|prepared|floor|nextval|nextval_prepared
+--     floor: SELECT 1 + SELECT LAST_INSERT_ID() (protocol cost only)
+--     nextval, nextval_prepared: one round trip per ticket, SELECT NEXTVAL(<table>)
 --   --table=Tickets64
 sysbench.cmdline.options = {
-  mode = {"text, prepared or floor", "text"},
+  mode = {"text, prepared, floor, nextval or nextval_prepared", "text"},
   table = {"ticket table", "Tickets64"},
   verify_file = {"append every ticket to FILE.<thread> for a uniqueness check", ""},
 }
@@ -20,6 +22,8 @@ function thread_init()
     replace:bind_param(stub)
     stub:set("a")
     lastid = con:prepare("SELECT LAST_INSERT_ID()")
+  elseif sysbench.opt.mode == "nextval_prepared" then
+    nextval = con:prepare("SELECT NEXTVAL(" .. sysbench.opt.table .. ")")
   end
   if sysbench.opt.verify_file ~= "" then
     out = io.open(sysbench.opt.verify_file .. "." .. sysbench.tid, "w")
@@ -43,6 +47,11 @@ function event()
     replace:execute()
     local rs = lastid:execute()
     if rs == nil or rs.nrows ~= 1 then error("SELECT LAST_INSERT_ID() did not return one row") end
+  elseif mode == "nextval" then
+    check(con:query("SELECT NEXTVAL(" .. sysbench.opt.table .. ")"))
+  elseif mode == "nextval_prepared" then
+    local rs = nextval:execute()
+    if rs == nil or rs.nrows ~= 1 then error("SELECT NEXTVAL() did not return one row") end
   elseif mode == "floor" then
     con:query("SELECT 1")
     con:query("SELECT LAST_INSERT_ID()")
