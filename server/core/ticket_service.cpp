@@ -19,6 +19,17 @@ namespace {
 
 // The variant's alternatives are in SequenceKind's order.
 static_assert(std::variant_size_v<SequenceHandle> == std::size(kAllSequenceKinds));
+// The handle's alternatives are listed in SequenceKind's order, so the index is the kind.
+template <SequenceKind K, class T>
+constexpr bool alternative_is =
+    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(K), SequenceHandle>,
+                   std::shared_ptr<T>>;
+static_assert(alternative_is<SequenceKind::kTicket, TicketSequence> &&
+              alternative_is<SequenceKind::kGapless, GaplessSequence> &&
+              alternative_is<SequenceKind::kSnowflake, SnowflakeGenerator> &&
+              alternative_is<SequenceKind::kUuidV7, UuidV7Generator> &&
+              std::variant_size_v<SequenceHandle> == std::size(kAllSequenceKinds));
+
 SequenceKind kind_of_handle(const SequenceHandle& h) {
   return static_cast<SequenceKind>(h.index());
 }
@@ -130,9 +141,7 @@ DetailedResult<SequenceHandle> TicketService::open_definition(const SequenceDefi
       }
       auto g = runtime_.open_snowflake(d.spec.name);
       if (!g) return g.error();
-      std::unique_lock l(mutex_);
-      retries_ = runtime_.background;
-      clock_ = runtime_.clock;
+      use_snowflake_retries(runtime_.background, runtime_.clock);
       return SequenceHandle{std::move(*g)};
     }
     case SequenceKind::kTicket:
@@ -474,11 +483,7 @@ DetailedResult<void> TicketService::add_configured(const std::string& name, Sequ
 
 DetailedResult<void> TicketService::add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
                                                   RetryScheduler& retries, const Clock& clock) {
-  {
-    std::unique_lock lock(mutex_);
-    retries_ = &retries;
-    clock_ = &clock;
-  }
+  use_snowflake_retries(&retries, &clock);
   const std::string name = generator->name();
   return add_configured(name, std::move(generator));
 }
@@ -550,20 +555,24 @@ std::vector<std::pair<std::string, std::shared_ptr<T>>> all_of(const auto& seque
   return out;
 }
 
+// The handles of kind T, by name.
+template <class T>
+std::vector<std::shared_ptr<T>> handles_of(const auto& m) {
+  std::vector<std::shared_ptr<T>> out;
+  for (auto& [_, h] : all_of<T>(m)) out.push_back(std::move(h));
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::shared_ptr<GaplessSequence>> TicketService::gapless() const {
   std::shared_lock lock(mutex_);
-  std::vector<std::shared_ptr<GaplessSequence>> out;
-  for (auto& [_, g] : all_of<GaplessSequence>(sequences_)) out.push_back(std::move(g));
-  return out;
+  return handles_of<GaplessSequence>(sequences_);
 }
 
 std::vector<std::shared_ptr<SnowflakeGenerator>> TicketService::snowflakes() const {
   std::shared_lock lock(mutex_);
-  std::vector<std::shared_ptr<SnowflakeGenerator>> out;
-  for (auto& [_, g] : all_of<SnowflakeGenerator>(sequences_)) out.push_back(std::move(g));
-  return out;
+  return handles_of<SnowflakeGenerator>(sequences_);
 }
 
 std::vector<SequenceInfo> TicketService::list() const {
@@ -641,12 +650,13 @@ void TicketService::next_snowflake(std::shared_ptr<SnowflakeGenerator> generator
   // A full tick or a short clock step back: retry on the scheduler, a bounded number of times
   // (about a second of waiting), never by sleeping on the caller's thread.
   constexpr int kMaxAttempts = 1000;
-  if (r.retry_later() && attempts < kMaxAttempts && retries_ != nullptr) {
-    const auto now_ms = clock_->now_unix_ms();
+  const SnowflakeRetries* retries = snowflake_retries_.load(std::memory_order_acquire);
+  if (r.retry_later() && attempts < kMaxAttempts && retries != nullptr) {
+    const auto now_ms = retries->clock->now_unix_ms();
     const auto delay =
         std::chrono::milliseconds(std::clamp<std::int64_t>(r.retry_at_unix_ms - now_ms, 0, 1000));
-    retries_->after(delay, [this, generator = std::move(generator), done = std::move(done),
-                            attempts]() mutable {
+    retries->scheduler->after(delay, [this, generator = std::move(generator),
+                                      done = std::move(done), attempts]() mutable {
       next_snowflake(std::move(generator), 1, std::move(done), attempts + 1);
     });
     return;
@@ -657,6 +667,15 @@ void TicketService::next_snowflake(std::shared_ptr<SnowflakeGenerator> generator
     return;
   }
   done(r.error);
+}
+
+void TicketService::use_snowflake_retries(RetryScheduler* scheduler, const Clock* clock) {
+  if (scheduler == nullptr || clock == nullptr) return;
+  std::unique_lock lock(mutex_);
+  if (snowflake_retries_storage_ != nullptr) return;  // the first pair serves every Snowflake
+  snowflake_retries_storage_ =
+      std::make_unique<SnowflakeRetries>(SnowflakeRetries{scheduler, clock});
+  snowflake_retries_.store(snowflake_retries_storage_.get(), std::memory_order_release);
 }
 
 Error TicketService::not_a_ticket_sequence(std::string_view name) const {

@@ -2,6 +2,7 @@
 // allocation.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -184,8 +185,16 @@ class TicketService {
   std::unordered_map<std::string, bool> defined_;
   // Snowflake definitions load() found, opened by open_stored_snowflakes().
   std::vector<SequenceDefinition> stored_snowflakes_;
-  RetryScheduler* retries_ = nullptr;
-  const Clock* clock_ = nullptr;
+  // Where Snowflake "retry later" answers wait, and the clock that times them: one pair for
+  // every Snowflake sequence, the first one given (add_snowflake or a runtime create). Set once
+  // and read without the lock.
+  struct SnowflakeRetries {
+    RetryScheduler* scheduler = nullptr;
+    const Clock* clock = nullptr;
+  };
+  void use_snowflake_retries(RetryScheduler* scheduler, const Clock* clock);
+  std::atomic<const SnowflakeRetries*> snowflake_retries_{nullptr};
+  std::unique_ptr<SnowflakeRetries> snowflake_retries_storage_;
 };
 
 /// Blocking helpers for start-up, tools, the crash-test child and benchmarks. Never call them

@@ -153,7 +153,7 @@ DetailedResult<std::optional<std::uint64_t>> read_id(const json::object& obj,
     return std::optional<std::uint64_t>{static_cast<std::uint64_t>(v->get_int64())};
   }
   if (v->is_string()) {
-    auto n = parse_decimal(v->get_string());
+    auto n = parse_u64(v->get_string());
     if (!n) return invalid(what);
     return std::optional<std::uint64_t>{*n};
   }
@@ -167,8 +167,6 @@ DetailedResult<std::optional<std::string>> read_string(const json::object& obj,
   if (!v->is_string()) return invalid(quoted(field) + " must be a string");
   return std::optional<std::string>{std::string(v->get_string())};
 }
-
-std::optional<std::uint64_t> parse_decimal(std::string_view text) { return parse_u64(text); }
 
 json::object sequence_json(const SequenceInfo& info) {
   const auto& spec = info.spec;

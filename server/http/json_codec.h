@@ -48,10 +48,6 @@ inline constexpr std::uint64_t kMaxJsonSafeInteger = (std::uint64_t{1} << 53) - 
 [[nodiscard]] DetailedResult<std::optional<std::string>> read_string(const boost::json::object& obj,
                                                                      std::string_view field);
 
-/// Unsigned decimal text with no sign, spaces or leading '+'; nullopt on overflow. The HTTP
-/// name for parse_u64 (server/base/parse_int.h), which it forwards to.
-[[nodiscard]] std::optional<std::uint64_t> parse_decimal(std::string_view text);
-
 /// {"name":…, "kind":…, "start":"1", "increment":1, "offset":1, "max_value":"…", "cache":1000,
 ///  "next_value":"…", "durable_ceiling":"…", "issued":"…", "remaining":"…", "exhausted":false}.
 /// Values that can pass 2^53 are strings.

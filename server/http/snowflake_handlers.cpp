@@ -1,8 +1,8 @@
 #include "server/http/snowflake_handlers.h"
 
-#include <charconv>
 #include <string>
 
+#include "server/base/parse_int.h"
 #include "server/http/http_errc.h"
 #include "server/http/json_codec.h"
 
@@ -16,14 +16,11 @@ void get_snowflake_decode(const Reply& reply, const RouteRequest& in) {
   if (generators.empty()) {
     return reply.fail(HttpErrc::kNoRoute, "no Snowflake sequence is configured");
   }
-  std::uint64_t id = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || ptr != text.data() + text.size()) {
-    return reply.fail(HttpErrc::kInvalidField, "'" + text + "' is not a decimal 64-bit ID");
-  }
-  auto parts = generators.front()->layout().decode(id);
+  const auto id = parse_u64(text);
+  if (!id) return reply.fail(HttpErrc::kInvalidField, "'" + text + "' is not a decimal 64-bit ID");
+  auto parts = generators.front()->layout().decode(*id);
   if (!parts) return reply.fail(HttpErrc::kInvalidField, "'" + text + "' has the sign bit set");
-  reply.json(status::ok, snowflake_parts_json(id, *parts));
+  reply.json(status::ok, snowflake_parts_json(*id, *parts));
 }
 
 }  // namespace ticketd::http

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/base/parse_int.h"
 #include "server/http/handler_support.h"
 #include "server/http/http_errc.h"
 #include "server/http/json_codec.h"
@@ -71,7 +72,7 @@ void get_blocks(const Reply& reply, const RouteRequest& in) {
   const std::string& name = in.path.get("name");
   std::size_t limit = kDefaultLeaseListLimit;
   if (auto it = in.query.find("limit"); it != in.query.end()) {
-    auto n = parse_decimal(it->second);
+    auto n = parse_u64(it->second);
     if (!n || *n < 1 || *n > kMaxLeaseListLimit) {
       return reply.fail(HttpErrc::kInvalidField,
                         "'limit' must be an integer in 1.." + std::to_string(kMaxLeaseListLimit));
