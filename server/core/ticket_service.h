@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "server/base/result.h"
+#include "server/base/string_hash.h"
 #include "server/core/clock.h"
 #include "server/core/gapless_sequence.h"
 #include "server/core/group_committer.h"
@@ -167,16 +168,12 @@ class TicketService {
   [[nodiscard]] std::optional<Error> claim_ddl_locked(const std::string& name);
 
   // Lets find() look names up by string_view, without building a std::string per request.
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
 
   CounterStore& store_;
   GroupCommitter& committer_;
   RuntimeKinds runtime_;
   mutable std::shared_mutex mutex_;
-  std::unordered_map<std::string, SequenceHandle, NameHash, std::equal_to<>> sequences_;
+  StringMap<SequenceHandle> sequences_;
   // Names with a create/drop in flight, so two DDLs on one name never interleave.
   std::unordered_map<std::string, bool> ddl_in_flight_;
   // Last ceilings of dropped names (mirrors "tomb/" keys), so create() needs no read I/O.

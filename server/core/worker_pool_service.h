@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/base/result.h"
+#include "server/base/string_hash.h"
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
 #include "storage/counter_store.h"
@@ -146,17 +147,11 @@ class WorkerPoolService {
   // Called with the pool's order lock held and its state lock released.
   void persist(Pool& pool, Change change, PoolLeaseCallback done);
 
-  // Lets find() look names up by string_view.
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-
   CounterStore& store_;
   GroupCommitter& committer_;
   const Clock& clock_;
   // Fixed at start-up, read-only afterwards.
-  std::unordered_map<std::string, std::unique_ptr<Pool>, NameHash, std::equal_to<>> pools_;
+  StringMap<std::unique_ptr<Pool>> pools_;
 };
 
 /// Blocking helpers for tests and tools. Never call them on an I/O thread.

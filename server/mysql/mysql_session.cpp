@@ -93,6 +93,7 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
         if (e) co_return;
       }
       if (out.close) co_return;
+      conn.recycle(std::move(out.bytes));
     }
     if (!logged_in && conn.authenticated()) {
       logged_in = true;

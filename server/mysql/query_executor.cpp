@@ -24,7 +24,7 @@ void QueryExecutor::execute(SessionState& session, std::string_view sql, Done do
   constexpr std::size_t kMaxCachedText = 512;
   constexpr std::size_t kMaxCachedStatements = 32;
   if (sql.size() > kMaxCachedText) return execute(session, sql::recognize(sql), std::move(done));
-  auto it = session.parsed.find(std::string(sql));
+  auto it = session.parsed.find(sql);
   if (it == session.parsed.end()) {
     if (session.parsed.size() >= kMaxCachedStatements) session.parsed.clear();
     it = session.parsed
@@ -41,11 +41,14 @@ void QueryExecutor::execute(SessionState& session, const sql::Statement& stateme
   if (engine_.hooks.on_statement) {
     // Latency is measured on the steady clock, as the HTTP front end does: the injected Clock
     // is wall time in milliseconds, too coarse for a cached ticket.
-    done = [hook = &engine_.hooks.on_statement, kind = sql::statement_kind_name(statement),
-            start = std::chrono::steady_clock::now(), done = std::move(done)](QueryResult r) {
-      (*hook)(kind,
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      done(std::move(r));
+    session.timed = {std::move(done), sql::statement_kind_name(statement),
+                     std::chrono::steady_clock::now()};
+    done = [hook = &engine_.hooks.on_statement, s = &session](QueryResult r) {
+      auto& t = s->timed;
+      (*hook)(t.kind,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t.start).count());
+      auto next = std::move(t.done);
+      next(std::move(r));
     };
   }
   ++session.queries;
@@ -57,7 +60,7 @@ void QueryExecutor::execute(SessionState& session, const sql::Statement& stateme
   if (engine_.gate != nullptr && sql::needs_leader(statement) && !engine_.gate->serving()) {
     return done(to_err(engine_.gate->not_serving_error(false), {}));
   }
-  StatementCall call{engine_, session, std::move(done)};
+  StatementCall call{engine_, session, std::move(done), &statement};
   std::visit([&call](const auto& st) { run(st, call); }, statement);
 }
 

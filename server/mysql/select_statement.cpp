@@ -20,7 +20,7 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
   // Keeps its own copy of the statement: the caller's may be gone once an item is in flight.
   SelectRun(const sql::Select& select, StatementCall& c)
       : statement(select),
-        call{c.engine, c.session, std::move(c.done)},
+        call{c.engine, c.session, std::move(c.done), &statement},
         st(std::get<sql::Select>(statement)),
         result(result_set_for(statement, call)) {}
 
@@ -206,6 +206,24 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
 }  // namespace
 
 void run(const sql::Select& st, StatementCall& call) {
+  // The common case, one NEXTVAL of a ticket sequence with values cached (drivers' and the
+  // benchmarks' `SELECT NEXTVAL(t)`): answered inline, with no run object, no copy of the
+  // statement and no engine callback.
+  if (st.items.size() == 1 && st.items[0].kind == sql::SelectItemKind::kNextValue && !st.limit &&
+      !st.offset) {
+    ErrResult e;
+    auto name = call.resolve(st.items[0].sequence, e);
+    if (!name) return call.done(e);
+    if (auto seq = call.engine.tickets.find(*name)) {
+      if (auto b = seq->try_take(1)) {
+        call.engine.issued(*name, 1);
+        call.session.last_values[*name] = b->first;
+        ResultSetResult result = result_set_for(*call.statement, call);
+        result.rows.push_back(Row{std::to_string(b->first)});
+        return call.done(std::move(result));
+      }
+    }
+  }
   std::make_shared<SelectRun>(st, call)->step(0);
 }
 

@@ -285,9 +285,10 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
     case kComQuery: {
       auto q = decode_com_query(as_bytes(payload));
       if (!q) return done(error_output(kErParse, "42000", "malformed COM_QUERY", false));
-      std::vector<std::string> statements;
+      std::vector<std::string_view> statements;
       if (q->query.find(';') == std::string::npos) {
-        statements.push_back(std::move(q->query));  // one statement: nothing to split
+        const std::string_view one = q->query;  // one statement: nothing to split
+        return start_queries({&one, 1}, false, done);
       } else {
         auto parts = sql::split_statements(q->query, kMaxStatementsPerQuery);
         if (parts.size() > kMaxStatementsPerQuery && multi_statements_) {
@@ -306,7 +307,7 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
         // Without CLIENT_MULTI_STATEMENTS, "a; b" is one malformed statement, as in mysqld.
         statements = {q->query};
       }
-      return start_queries(std::move(statements), false, done);
+      return start_queries(statements, false, done);
     }
     case kComFieldList:
       return field_list(payload, done);
@@ -408,33 +409,50 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
   }
 }
 
-void ServerConnection::start_queries(std::vector<std::string> statements, bool binary,
+void ServerConnection::start_queries(std::span<const std::string_view> statements, bool binary,
                                      const Done& done) {
-  auto run = std::make_shared<QueryRun>();
-  run->statements = std::move(statements);
-  run->binary = binary;
-  run->done = done;
-  run_queries(run);
+  // The run and its buffers are the connection's, reused query after query: the statement
+  // strings and the output keep their capacity, so a steady stream of small queries allocates
+  // nothing here.
+  QueryRun& run = run_;
+  run.statements.resize(statements.size());
+  for (std::size_t i = 0; i < statements.size(); ++i) run.statements[i].assign(statements[i]);
+  run.index = 0;
+  run.binary = binary;
+  run.out = std::move(spare_output_);
+  run.out.clear();
+  run.done = done;
+  run_queries();
 }
 
-void ServerConnection::run_queries(const std::shared_ptr<QueryRun>& run) {
+void ServerConnection::recycle(std::string&& bytes) {
+  // Kept unless a large answer grew it: that memory goes back at once.
+  if (bytes.capacity() <= kMaxSpareOutput) spare_output_ = std::move(bytes);
+}
+
+void ServerConnection::run_queries() {
   // A loop, not a call per statement: most statements answer inline (the cached path), and a
   // recursion per statement overflowed the stack at a few thousand statements.
+  QueryRun& run = run_;
   for (;;) {
-    run->phase.store(0);
-    call(std::string_view(run->statements[run->index]), [this, run](QueryResult r) {
-      const bool last = run->index + 1 == run->statements.size();
+    run.phase.store(0);
+    call(std::string_view(run.statements[run.index]), [this](QueryResult r) {
+      QueryRun& run = run_;
+      const bool last = run.index + 1 == run.statements.size();
       const bool failed = std::holds_alternative<ErrResult>(r);
       // Later results follow: say so, until the last one or an error.
-      append_result(run->out, r, run->binary, last || failed ? 0 : kServerMoreResultsExists);
-      if (last || failed) return run->done(Output{std::move(run->out), false});
-      ++run->index;
+      append_result(run.out, r, run.binary, last || failed ? 0 : kServerMoreResultsExists);
+      if (last || failed) {
+        Done done = std::move(run.done);
+        return done(Output{std::move(run.out), false});
+      }
+      ++run.index;
       int expected = 0;
-      if (run->phase.compare_exchange_strong(expected, 1)) return;  // the loop goes on
-      run_queries(run);  // answered later: the loop resumes (on the session's strand)
+      if (run.phase.compare_exchange_strong(expected, 1)) return;  // the loop goes on
+      run_queries();  // answered later: the loop resumes (on the session's strand)
     });
     int expected = 0;
-    if (run->phase.compare_exchange_strong(expected, 2)) return;  // answered, or answers later
+    if (run.phase.compare_exchange_strong(expected, 2)) return;  // answered, or answers later
   }
 }
 
@@ -561,8 +579,9 @@ void ServerConnection::execute_prepared(std::string_view payload, const Done& do
   literals.reserve(exec->params.size());
   for (const auto& v : exec->params) literals.push_back(to_sql_literal(v));
   release_long_data(ps);  // long data is consumed by one execute
-  std::string sql = sql::substitute_placeholders(ps.sql, literals);
-  start_queries({std::move(sql)}, true, done);
+  const std::string sql = sql::substitute_placeholders(ps.sql, literals);
+  const std::string_view one = sql;
+  start_queries({&one, 1}, true, done);
 }
 
 }  // namespace ticketd::mysql

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -69,6 +70,8 @@ class ServerConnection {
   [[nodiscard]] const SessionState& session() const { return session_; }
   /// Bytes buffered but not yet answered (for the session's memory accounting).
   [[nodiscard]] std::size_t buffered() const { return decoder_.buffered(); }
+  /// Gives the bytes of a sent Output back, so the next answer reuses their memory.
+  void recycle(std::string&& bytes);
 
   /// Packets larger than this are refused before authentication.
   static constexpr std::size_t kPreAuthMaxPacket = 64 * 1024;
@@ -108,12 +111,12 @@ class ServerConnection {
   void handle_auth_switch_response(std::string_view payload, const Done& done);
   void finish_auth(std::string_view token, const Done& done);
   void handle_command(std::string_view payload, const Done& done);
-  void run_queries(const std::shared_ptr<QueryRun>& run);
+  void run_queries();
   // Executes `what` (statement text or a Statement) between the handoff's begin() and end():
   // `then` runs on the session's strand, inline or later.
   template <class What>
   void call(const What& what, CommandHandler::Done then);
-  void start_queries(std::vector<std::string> statements, bool binary, const Done& done);
+  void start_queries(std::span<const std::string_view> statements, bool binary, const Done& done);
   // Gives back the memory of a statement's long data (and forgets the data).
   void release_long_data(PreparedStatement& ps);
   void prepare(std::string_view payload, const Done& done);
@@ -148,6 +151,9 @@ class ServerConnection {
   SessionState session_;
   std::map<std::uint32_t, PreparedStatement> statements_;
   std::uint32_t next_statement_id_ = 1;
+  QueryRun run_;              // the COM_QUERY or COM_STMT_EXECUTE being answered
+  std::string spare_output_;  // a sent answer's buffer, given back by recycle()
+  static constexpr std::size_t kMaxSpareOutput = 64 * 1024;
 };
 
 }  // namespace ticketd::mysql

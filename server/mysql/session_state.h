@@ -1,15 +1,19 @@
 // Per-connection state of the MySQL front end.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "server/base/string_hash.h"
 #include "server/core/gapless_sequence.h"
 #include "server/mysql/connection_memory.h"
+#include "server/mysql/query_result.h"
 #include "server/net/handoff.h"
 #include "server/sql/statement.h"
 
@@ -73,10 +77,17 @@ struct SessionState {
   std::uint64_t queries = 0;
   // Recently recognized statement texts. Drivers send the same few texts over and over (the
   // Flickr recipe is two); recognizing them once per connection saves the lexer's work.
-  std::unordered_map<std::string, std::shared_ptr<const sql::Statement>> parsed;
+  StringMap<std::shared_ptr<const sql::Statement>> parsed;
   // Where the engine's answers to this connection's statements resume: every callback given to
   // the engine is wrapped by handoff->resume(), so its work runs on the session's strand.
   std::shared_ptr<net::Handoff> handoff = std::make_shared<net::Handoff>();
+  // The running statement's completion while the executor times it (one statement at a time),
+  // kept here so the timing wrapper captures two pointers and allocates nothing.
+  struct TimedStatement {
+    std::function<void(QueryResult)> done;
+    std::string_view kind;
+    std::chrono::steady_clock::time_point start;
+  } timed;
 };
 
 }  // namespace ticketd::mysql

@@ -65,6 +65,9 @@ struct StatementCall {
   const ExecutorEngine& engine;
   SessionState& session;
   ExecutorDone done;
+  /// The whole statement being run (the handler gets its alternative); lives until `done` ran
+  /// only if the handler answers inline, so a handler that answers later keeps its own copy.
+  const sql::Statement* statement;
 
   /// Wraps a callback given to the engine: `then` runs on the session's strand with the
   /// engine's answer of type T (net::Handoff), never on the engine's committer thread.

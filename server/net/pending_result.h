@@ -27,10 +27,13 @@ class PendingResult : public std::enable_shared_from_this<PendingResult<T>> {
   explicit PendingResult(const asio::any_io_executor& ex)
       : wake_(ex, asio::steady_timer::time_point::max()) {}
 
-  /// Arms the object for the next call and returns what the call completes with.
+  /// Arms the object for the next call and returns what the call completes with. The
+  /// completer holds a plain pointer (a std::function stores it without allocating): the
+  /// session keeps this object alive while it waits, and answers only ever reach it on the
+  /// session's strand (net::Handoff) while the session waits or is still inside the call.
   [[nodiscard]] auto start() {
     state_.store(kCalling, std::memory_order_relaxed);
-    return [self = this->shared_from_this()](T value) { self->complete(std::move(value)); };
+    return [self = this](T value) { self->complete(std::move(value)); };
   }
 
   /// The value of the call start() armed; suspends only when the call has not answered yet.
