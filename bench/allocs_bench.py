@@ -3,7 +3,7 @@
 bench/alloc_counter.cpp (LD_PRELOAD). Each workload runs twice on one connection, with a small
 and a large number of requests, and the figure is the difference in allocations divided by the
 difference in requests, so connection set-up (login, prepare) cancels out. An idle interval of
-the same length is subtracted for the server's own timers. Usage: allocs_bench.py [requests]"""
+the same length is subtracted for the server's own timers. Usage: allocs_bench.py [requests] [ticketd threads]"""
 import http.client
 import os
 import signal
@@ -21,7 +21,7 @@ LUA = os.path.join(ROOT, "bench", "sysbench", "tickets.lua")
 
 
 class Server:
-    def __init__(self, work):
+    def __init__(self, work, threads):
         self.work = work
         self.count_file = os.path.join(work, "allocs")
         self.port, self.http_port = mb.free_port(), mb.free_port()
@@ -29,6 +29,7 @@ class Server:
         with open(cfg, "w") as f:
             f.write(f"""data_dir: {work}/ticketd
 log_level: warn
+threads: {threads}
 mysql:
   listen: 127.0.0.1:{self.port}
   users:
@@ -107,11 +108,12 @@ def per_request(server, run, small, large):
 
 def main():
     large = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+    threads = int(sys.argv[2]) if len(sys.argv) > 2 else 0  # ticketd's threads: 0, one per core
     small = max(1, large // 10)
     if not os.path.exists(PRELOAD):
         sys.exit(f"{PRELOAD} is missing: build the bench targets (scripts/build build)")
     with tempfile.TemporaryDirectory(prefix="ticketd-allocs-") as work:
-        server = Server(work)
+        server = Server(work, threads)
         try:
             # Warm up: the first tickets fill the cache and the parsed-statement cache.
             sysbench(server, "nextval", 100)
@@ -127,7 +129,7 @@ def main():
                  lambda n: http_next(server, n)),
             ]
             print(f"heap allocations per request in ticketd ({small} and {large} requests, "
-                  "one connection, cached tickets)")
+                  f"one connection, cached tickets, threads: {threads or 'one per core'})")
             for name, run in rows:
                 print(f"  {name:<62} {per_request(server, run, small, large):8.2f}")
         finally:

@@ -95,7 +95,7 @@ void create(StatementCall& call, const SequenceSpec& spec, bool if_not_exists,
 // a long list of missing names (answered inline) needs no deeper stack than one name.
 struct DropRun : std::enable_shared_from_this<DropRun> {
   DropRun(StatementCall& c, std::vector<sql::TableName> n, bool e, bool seq)
-      : call{c.engine, c.session, std::move(c.done), c.statement},
+      : call{c.engine, c.session, std::move(c.done), c.statement, c.parsed},
         names(std::move(n)),
         if_exists(e),
         sequence(seq) {}

@@ -28,16 +28,23 @@ void QueryExecutor::execute(SessionState& session, std::string_view sql, Done do
   if (it == session.parsed.end()) {
     if (session.parsed.size() >= kMaxCachedStatements) session.parsed.clear();
     it = session.parsed
-             .emplace(std::string(sql), std::make_shared<const sql::Statement>(sql::recognize(sql)))
+             .emplace(std::string(sql),
+                      std::make_shared<const ParsedStatement>(ParsedStatement{sql::recognize(sql)}))
              .first;
   }
   // Held by a shared_ptr: an inline completion may run the next statement, which may evict.
-  const auto statement = it->second;
-  execute(session, *statement, std::move(done));
+  auto parsed = it->second;
+  const sql::Statement& statement = parsed->statement;
+  run_statement(session, statement, std::move(done), std::move(parsed));
 }
 
 void QueryExecutor::execute(SessionState& session, const sql::Statement& statement,
                             Done done) const {
+  run_statement(session, statement, std::move(done), nullptr);
+}
+
+void QueryExecutor::run_statement(SessionState& session, const sql::Statement& statement, Done done,
+                                  std::shared_ptr<const ParsedStatement> parsed) const {
   if (engine_.hooks.on_statement) {
     // Latency is measured on the steady clock, as the HTTP front end does: the injected Clock
     // is wall time in milliseconds, too coarse for a cached ticket.
@@ -60,7 +67,7 @@ void QueryExecutor::execute(SessionState& session, const sql::Statement& stateme
   if (engine_.gate != nullptr && sql::needs_leader(statement) && !engine_.gate->serving()) {
     return done(to_err(engine_.gate->not_serving_error(false), {}));
   }
-  StatementCall call{engine_, session, std::move(done), &statement};
+  StatementCall call{engine_, session, std::move(done), &statement, std::move(parsed)};
   std::visit([&call](const auto& st) { run(st, call); }, statement);
 }
 

@@ -56,6 +56,10 @@ class QueryExecutor final : public CommandHandler {
   [[nodiscard]] const MemoryBudget& global_memory() const { return global_memory_; }
 
  private:
+  // `parsed`: the connection's cached recognition `statement` belongs to, or null.
+  void run_statement(SessionState& session, const sql::Statement& statement, Done done,
+                     std::shared_ptr<const ParsedStatement> parsed) const;
+
   ExecutorEngine engine_;
   mutable MemoryBudget global_memory_;  // thread-safe: shared by every connection's account
 };

@@ -33,4 +33,11 @@ std::vector<Column> result_columns(const sql::Statement& statement, const Server
   return out;
 }
 
+bool columns_depend_on_session(const sql::Statement& statement, const SessionState& session) {
+  for (const auto& c : sql::result_columns(statement, sql::ColumnContext{session.database})) {
+    if (c.type == sql::ColumnType::kVariableValue) return true;
+  }
+  return false;
+}
+
 }  // namespace ticketd::mysql

@@ -21,4 +21,9 @@ namespace ticketd::mysql {
                                                  const ServerSettings& settings,
                                                  const SessionState& session);
 
+/// Whether `statement`'s columns depend on more than its text and the current database (an
+/// @@variable column is typed by the session's value), so that they must not be reused.
+[[nodiscard]] bool columns_depend_on_session(const sql::Statement& statement,
+                                             const SessionState& session);
+
 }  // namespace ticketd::mysql

@@ -1,6 +1,7 @@
 // SELECT: driver chatter (@@variables, DATABASE(), VERSION()), LAST_INSERT_ID() and the sequence
 // functions NEXTVAL / LASTVAL / SETVAL. The columns come from the statement table, the same ones
 // COM_STMT_PREPARE describes; this file fills the row.
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <string>
@@ -17,16 +18,20 @@ namespace {
 
 // Evaluates the items left to right; NEXTVAL and SETVAL wait for the engine.
 struct SelectRun : std::enable_shared_from_this<SelectRun> {
-  // Keeps its own copy of the statement: the caller's may be gone once an item is in flight.
+  // Holds the connection's cached recognition of the statement, or a copy of it: the caller's
+  // statement may be gone once an item is in flight.
   SelectRun(const sql::Select& select, StatementCall& c)
-      : statement(select),
-        call{c.engine, c.session, std::move(c.done), &statement},
-        st(std::get<sql::Select>(statement)),
-        result(result_set_for(statement, call)) {}
+      : owner(c.parsed != nullptr && c.statement != nullptr &&
+                      std::get_if<sql::Select>(&c.parsed->statement) == &select
+                  ? c.parsed
+                  : std::make_shared<const ParsedStatement>(ParsedStatement{select})),
+        call{c.engine, c.session, std::move(c.done), &owner->statement, owner},
+        st(std::get<sql::Select>(owner->statement)),
+        result(result_set_for(owner->statement, call)) {}
 
-  const sql::Statement statement;
+  const std::shared_ptr<const ParsedStatement> owner;
   StatementCall call;
-  const sql::Select& st;  // in `statement`
+  const sql::Select& st;  // in `owner`
   ResultSetResult result;
   Row row;
   std::size_t row_bytes = 0;
@@ -223,6 +228,16 @@ void run(const sql::Select& st, StatementCall& call) {
         return call.done(std::move(result));
       }
     }
+  }
+  const bool waits = std::any_of(st.items.begin(), st.items.end(), [](const sql::SelectItem& i) {
+    return i.kind == sql::SelectItemKind::kNextValue || i.kind == sql::SelectItemKind::kSetValue;
+  });
+  if (!waits) {
+    // Every item is evaluated inline (SELECT LAST_INSERT_ID(), @@variables): no run object on
+    // the heap, since nothing can answer after this call.
+    SelectRun run(st, call);
+    run.step(0);
+    return;
   }
   std::make_shared<SelectRun>(st, call)->step(0);
 }

@@ -150,12 +150,30 @@ void ServerConnection::append_result(std::string& out, const QueryResult& result
     append_err(out, e->code, e->sql_state, e->message);
   } else {
     const auto& rs = std::get<ResultSetResult>(result);
-    for (const auto& payload :
-         encode_result_set(to_definitions(rs.columns), rs.rows, binary, client_caps_,
-                           static_cast<std::uint16_t>(status_flags() | extra_status))) {
-      append(out, payload);
+    const EncodedColumns& columns = encoded(rs.columns);
+    append_result_set(out, seq_, columns.definitions, columns.payloads, rs.rows, binary,
+                      client_caps_, static_cast<std::uint16_t>(status_flags() | extra_status),
+                      scratch_);
+  }
+}
+
+const ServerConnection::EncodedColumns& ServerConnection::encoded(const ColumnList& columns) {
+  if (columns.identity() != nullptr) {
+    for (const auto& e : encoded_) {
+      if (e.columns.identity() == columns.identity()) return e;
     }
   }
+  EncodedColumns& e = encoded_[next_encoded_++ % encoded_.size()];
+  e.columns = columns;
+  e.definitions = to_definitions(columns.get());
+  e.payloads.clear();
+  for (const auto& d : e.definitions) {
+    std::string p;
+    PacketWriter w(p);
+    encode(d, w);
+    e.payloads.push_back(std::move(p));
+  }
+  return e;
 }
 
 bool ServerConnection::process_next(const Done& done) {
@@ -189,6 +207,8 @@ bool ServerConnection::process_next(const Done& done) {
     case State::kClosed:
       break;
   }
+  // Handlers copy what outlives them (statements, parameters, long data): the memory is reused.
+  decoder_.recycle(std::move((*frame)->payload));
   return true;
 }
 
@@ -575,10 +595,14 @@ void ServerConnection::execute_prepared(std::string_view payload, const Done& do
     return done(error_output(kErWrongArguments, "HY000",
                              "Incorrect arguments to mysqld_stmt_execute", false));
   }
+  release_long_data(ps);  // long data is consumed by one execute
+  if (ps.num_params == 0) {
+    const std::string_view one = ps.sql;  // nothing to substitute: the text as prepared
+    return start_queries({&one, 1}, true, done);
+  }
   std::vector<std::string> literals;
   literals.reserve(exec->params.size());
   for (const auto& v : exec->params) literals.push_back(to_sql_literal(v));
-  release_long_data(ps);  // long data is consumed by one execute
   const std::string sql = sql::substitute_placeholders(ps.sql, literals);
   const std::string_view one = sql;
   start_queries({&one, 1}, true, done);

@@ -1,6 +1,7 @@
 // The MySQL protocol decisions for one connection: bytes in, bytes out, no socket.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -151,6 +152,19 @@ class ServerConnection {
   SessionState session_;
   std::map<std::uint32_t, PreparedStatement> statements_;
   std::uint32_t next_statement_id_ = 1;
+  // The encoded column definitions of recent result sets, by the identity of their ColumnList
+  // (which the entry holds, so the identity stays valid): a statement answered again and again
+  // has its columns encoded once.
+  struct EncodedColumns {
+    ColumnList columns;
+    std::vector<ColumnDefinition41> definitions;
+    std::vector<std::string> payloads;
+  };
+  const EncodedColumns& encoded(const ColumnList& columns);
+  std::array<EncodedColumns, 4> encoded_{};
+  std::size_t next_encoded_ = 0;
+  std::string scratch_;  // payloads being built, memory reused
+
   QueryRun run_;              // the COM_QUERY or COM_STMT_EXECUTE being answered
   std::string spare_output_;  // a sent answer's buffer, given back by recycle()
   static constexpr std::size_t kMaxSpareOutput = 64 * 1024;

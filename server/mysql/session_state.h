@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -59,6 +60,18 @@ struct Warning {
 };
 
 /// What one connection remembers between statements. Owned by the session; not shared.
+/// A statement text recognized once per connection, with the result columns its last execution
+/// described (filled by the executor when they depend on nothing but the text and the current
+/// database, i.e. no @@variable column).
+struct ParsedStatement {
+  sql::Statement statement;
+  struct Columns {
+    std::string database;
+    ColumnList columns;
+  };
+  mutable std::optional<Columns> columns;
+};
+
 struct SessionState {
   std::uint32_t connection_id = 0;
   std::string user;
@@ -77,7 +90,7 @@ struct SessionState {
   std::uint64_t queries = 0;
   // Recently recognized statement texts. Drivers send the same few texts over and over (the
   // Flickr recipe is two); recognizing them once per connection saves the lexer's work.
-  StringMap<std::shared_ptr<const sql::Statement>> parsed;
+  StringMap<std::shared_ptr<const ParsedStatement>> parsed;
   // Where the engine's answers to this connection's statements resume: every callback given to
   // the engine is wrapped by handoff->resume(), so its work runs on the session's strand.
   std::shared_ptr<net::Handoff> handoff = std::make_shared<net::Handoff>();

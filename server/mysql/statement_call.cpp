@@ -44,7 +44,16 @@ bool passes(const sql::ShowFilter& filter, std::string_view value) {
 
 ResultSetResult result_set_for(const sql::Statement& statement, const StatementCall& call) {
   ResultSetResult r;
+  const ParsedStatement* parsed = call.parsed.get();
+  if (parsed != nullptr && &parsed->statement != &statement) parsed = nullptr;
+  if (parsed != nullptr && parsed->columns && parsed->columns->database == call.session.database) {
+    r.columns = parsed->columns->columns;  // the text's columns, described before
+    return r;
+  }
   r.columns = result_columns(statement, call.engine.settings, call.session);
+  if (parsed != nullptr && !columns_depend_on_session(statement, call.session)) {
+    parsed->columns = ParsedStatement::Columns{call.session.database, r.columns};
+  }
   return r;
 }
 
@@ -52,13 +61,14 @@ ResultSetResult fixed_result_set(std::string_view kind, const StatementCall& cal
   ResultSetResult r;
   const sql::StatementTraits* traits = sql::find_traits(kind);
   if (traits == nullptr) return r;
+  std::vector<Column> columns;
   for (const auto& c : traits->columns) {
-    r.columns.push_back(
-        Column{std::string(c.name),
-               column_kind(sql::ResultColumn{std::string(c.name), c.type, {}, false},
-                           call.engine.settings, call.session),
-               {}});
+    columns.push_back(Column{std::string(c.name),
+                             column_kind(sql::ResultColumn{std::string(c.name), c.type, {}, false},
+                                         call.engine.settings, call.session),
+                             {}});
   }
+  r.columns = std::move(columns);
   return r;
 }
 

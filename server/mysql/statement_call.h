@@ -68,6 +68,9 @@ struct StatementCall {
   /// The whole statement being run (the handler gets its alternative); lives until `done` ran
   /// only if the handler answers inline, so a handler that answers later keeps its own copy.
   const sql::Statement* statement;
+  /// The connection's cached recognition of the statement's text (null when it was not cached):
+  /// a handler that answers later may hold it instead of copying the statement.
+  std::shared_ptr<const ParsedStatement> parsed;
 
   /// Wraps a callback given to the engine: `then` runs on the session's strand with the
   /// engine's answer of type T (net::Handoff), never on the engine's committer thread.

@@ -8,7 +8,7 @@ namespace ticketd::mysql {
 Result<ComQuery> decode_com_query(ByteView payload) {
   PacketReader r(payload);
   r.expect_u8(kComQuery);
-  ComQuery q{std::string(r.rest())};
+  ComQuery q{r.rest()};
   if (!r.ok()) return r.error();
   return q;
 }

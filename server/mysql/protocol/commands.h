@@ -13,7 +13,7 @@ namespace ticketd::mysql {
 /// https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_com_query.html
 /// Assumes CLIENT_QUERY_ATTRIBUTES was not negotiated (then the query is simply string<EOF>).
 struct ComQuery {
-  std::string query;
+  std::string_view query;  // a view into the decoded payload
 };
 [[nodiscard]] Result<ComQuery> decode_com_query(ByteView payload);
 

@@ -47,6 +47,16 @@ class FrameDecoder {
   /// (kPacketTooLarge, kBadSequence).
   [[nodiscard]] Result<std::optional<Frame>> next();
 
+  /// Gives a returned Frame's payload back once it has been handled, so the next frame reuses
+  /// its memory (kept only up to a small size: a large packet's memory goes back at once).
+  void recycle(std::string&& payload) noexcept {
+    if (pending_.empty() && payload.capacity() > pending_.capacity() &&
+        payload.capacity() <= kMaxRecycledPayload) {
+      payload.clear();
+      pending_.swap(payload);
+    }
+  }
+
   /// E.g. raised after authentication; pre-auth packets are capped lower.
   void set_max_allowed_packet(std::size_t n) noexcept { max_allowed_packet_ = n; }
   std::size_t max_allowed_packet() const noexcept { return max_allowed_packet_; }
@@ -58,6 +68,8 @@ class FrameDecoder {
   std::uint8_t error_sequence_id() const noexcept { return error_seq_; }
 
  private:
+  static constexpr std::size_t kMaxRecycledPayload = 16 * 1024;
+
   std::size_t max_allowed_packet_;
   std::string input_;
   std::size_t consumed_ = 0;  // prefix of input_ already parsed; compacted lazily

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "server/mysql/protocol/binary_value.h"
+#include "server/mysql/protocol/framing.h"
 #include "server/mysql/protocol/generic_packets.h"
 
 namespace ticketd::mysql {
@@ -40,23 +41,35 @@ void encode_binary_row(const std::vector<ColumnDefinition41>& columns, const Row
   }
 }
 
-std::vector<std::string> encode_result_set(const std::vector<ColumnDefinition41>& columns,
-                                           const std::vector<Row>& rows, bool binary,
-                                           Capabilities client_caps, std::uint16_t status_flags) {
-  if (columns.empty()) throw std::invalid_argument("a result set needs at least one column");
-  const bool deprecate_eof = (client_caps & kClientDeprecateEof) != 0;
-  std::vector<std::string> payloads;
-  payloads.reserve(columns.size() + rows.size() + 3);
+namespace {
 
-  auto add = [&payloads](auto&& write) {
-    std::string p;
-    PacketWriter w(p);
+// The payloads of a result set, in order, each handed to `emit` (a string_view valid for the
+// call). `definitions` holds the encoded column definitions, or is empty to encode them here.
+template <class Emit>
+void emit_result_set(const std::vector<ColumnDefinition41>& columns,
+                     const std::vector<std::string>& definitions, const Rows& rows, bool binary,
+                     Capabilities client_caps, std::uint16_t status_flags, std::string& scratch,
+                     Emit&& emit) {
+  if (columns.empty()) throw std::invalid_argument("a result set needs at least one column");
+  if (!definitions.empty() && definitions.size() != columns.size()) {
+    throw std::invalid_argument("encoded definitions do not match the columns");
+  }
+  const bool deprecate_eof = (client_caps & kClientDeprecateEof) != 0;
+  auto add = [&](auto&& write) {
+    scratch.clear();
+    PacketWriter w(scratch);
     write(w);
-    payloads.push_back(std::move(p));
+    emit(std::string_view(scratch));
   };
 
   add([&](PacketWriter& w) { w.lenenc_int(columns.size()); });
-  for (const auto& column : columns) add([&](PacketWriter& w) { encode(column, w); });
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (definitions.empty()) {
+      add([&](PacketWriter& w) { encode(columns[i], w); });
+    } else {
+      emit(std::string_view(definitions[i]));
+    }
+  }
   if (!deprecate_eof) {
     add([&](PacketWriter& w) { encode(EofPacket{0, status_flags}, client_caps, w); });
   }
@@ -77,7 +90,27 @@ std::vector<std::string> encode_result_set(const std::vector<ColumnDefinition41>
   } else {
     add([&](PacketWriter& w) { encode(EofPacket{0, status_flags}, client_caps, w); });
   }
+}
+
+}  // namespace
+
+std::vector<std::string> encode_result_set(const std::vector<ColumnDefinition41>& columns,
+                                           const Rows& rows, bool binary, Capabilities client_caps,
+                                           std::uint16_t status_flags) {
+  std::vector<std::string> payloads;
+  payloads.reserve(columns.size() + rows.size() + 3);
+  std::string scratch;
+  emit_result_set(columns, {}, rows, binary, client_caps, status_flags, scratch,
+                  [&payloads](std::string_view p) { payloads.emplace_back(p); });
   return payloads;
+}
+
+void append_result_set(std::string& out, std::uint8_t& sequence_id,
+                       const std::vector<ColumnDefinition41>& columns,
+                       const std::vector<std::string>& definitions, const Rows& rows, bool binary,
+                       Capabilities client_caps, std::uint16_t status_flags, std::string& scratch) {
+  emit_result_set(columns, definitions, rows, binary, client_caps, status_flags, scratch,
+                  [&](std::string_view p) { append_frame(out, p, sequence_id); });
 }
 
 }  // namespace ticketd::mysql

@@ -1,8 +1,10 @@
 // Result sets in the text (COM_QUERY) and binary (COM_STMT_EXECUTE) protocols.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,8 +14,11 @@
 
 namespace ticketd::mysql {
 
-/// One row as text, one entry per column; nullopt is SQL NULL.
-using Row = std::vector<std::optional<std::string>>;
+/// One row as text, one entry per column; nullopt is SQL NULL. Inline storage for two values,
+/// so the common one- or two-column answer needs no allocation for the row itself.
+using Row = boost::container::small_vector<std::optional<std::string>, 2>;
+/// The rows of a result set; one row inline (a ticket answer is one row).
+using Rows = boost::container::small_vector<Row, 1>;
 
 /// https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_com_query_response_text_resultset_row.html
 /// Each value is a string<lenenc>; NULL is the single byte 0xFB.
@@ -34,7 +39,16 @@ void encode_binary_row(const std::vector<ColumnDefinition41>& columns, const Row
 /// Throws std::invalid_argument for zero columns (send an OK packet instead) or a bad row.
 /// https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_com_query_response_text_resultset.html
 [[nodiscard]] std::vector<std::string> encode_result_set(
-    const std::vector<ColumnDefinition41>& columns, const std::vector<Row>& rows, bool binary,
+    const std::vector<ColumnDefinition41>& columns, const Rows& rows, bool binary,
     Capabilities client_caps, std::uint16_t status_flags);
+
+/// encode_result_set() framed straight into `out` (sequence ids from `sequence_id`, advanced).
+/// `definitions[i]` is encode(columns[i]) done before, so a connection may keep the encoded
+/// definitions of a statement it answers again and again; every other payload is built in
+/// `scratch`, whose memory is reused. Same packets, same throws.
+void append_result_set(std::string& out, std::uint8_t& sequence_id,
+                       const std::vector<ColumnDefinition41>& columns,
+                       const std::vector<std::string>& definitions, const Rows& rows, bool binary,
+                       Capabilities client_caps, std::uint16_t status_flags, std::string& scratch);
 
 }  // namespace ticketd::mysql
