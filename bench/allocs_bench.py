@@ -131,7 +131,7 @@ def main():
             print(f"heap allocations per request in ticketd ({small} and {large} requests, "
                   f"one connection, cached tickets, threads: {threads or 'one per core'})")
             for name, run in rows:
-                print(f"  {name:<62} {per_request(server, run, small, large):8.2f}")
+                print(f"  {name:<62} {round(per_request(server, run, small, large), 2) + 0.0:8.2f}")
         finally:
             server.stop()
 

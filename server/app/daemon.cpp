@@ -31,14 +31,6 @@ unsigned thread_count(const config::Config& c) {
   return c.threads != 0 ? c.threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
-// Runs the io_context on `threads` threads, this one included, until it stops.
-void serve(asio::io_context& ioc, unsigned threads) {
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
-  ioc.run();
-  for (auto& t : pool) t.join();
-}
-
 }  // namespace
 
 int Daemon::run() {
@@ -49,16 +41,16 @@ int Daemon::run() {
   Engine& engine = **opened;
   FrontEnds front_ends(config_, engine);
 
-  // Declared after everything a session references: destroying the io_context destroys the
+  // Declared after everything a session references: destroying the I/O contexts destroys the
   // frames of sessions still suspended at exit, and their destructors report to the registries,
   // the metrics and the executor, which must still be alive then.
-  const unsigned threads = thread_count(config_);
-  asio::io_context ioc(static_cast<int>(threads));
-  auto listeners = Listeners::bind(ioc, config_, front_ends);
+  net::IoPool pool(thread_count(config_));
+  asio::io_context& ioc = pool.main();
+  auto listeners = Listeners::bind(pool, config_, front_ends);
   if (!listeners) return failed(listeners.error());
   listeners->start();
 
-  auto shut_down = [&] { begin_shutdown(ioc, *listeners, front_ends); };
+  auto shut_down = [&] { begin_shutdown(pool, *listeners, front_ends); };
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
@@ -77,7 +69,7 @@ int Daemon::run() {
             std::to_string(engine.service().describe_all().size()) + " sequences");
 
   spawn_background_tasks(ioc, engine.service());
-  serve(ioc, threads);
+  pool.run();
 
   // Resigns (revokes the lease) when still leading, so a standby takes over at once.
   if (election) election->stop();

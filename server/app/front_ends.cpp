@@ -58,9 +58,9 @@ std::unique_ptr<ServingGate> serving_gate(const config::Config& c, const Clock& 
 
 // Waits (without blocking an I/O thread) until every session has ended or the deadline passes,
 // then stops the io_context.
-asio::awaitable<void> drain_then_stop(asio::io_context& ioc,
+asio::awaitable<void> drain_then_stop(net::IoPool& pool,
                                       std::vector<net::SessionRegistry*> registries) {
-  asio::steady_timer timer(ioc);
+  asio::steady_timer timer(pool.main());
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (;;) {
     std::size_t open = 0;
@@ -72,7 +72,7 @@ asio::awaitable<void> drain_then_stop(asio::io_context& ioc,
     timer.expires_after(std::chrono::milliseconds(10));
     co_await timer.async_wait(net::use_nothrow);
   }
-  ioc.stop();
+  pool.stop();
 }
 
 }  // namespace
@@ -117,16 +117,19 @@ FrontEnds::FrontEnds(const config::Config& config, Engine& engine)
   http_deps.gate = engine.ha() ? gate.get() : nullptr;
 }
 
-StartupResult<Listeners> Listeners::bind(asio::io_context& ioc, const config::Config& config,
+StartupResult<Listeners> Listeners::bind(net::IoPool& pool, const config::Config& config,
                                          FrontEnds& front_ends) {
   Listeners out;
-  auto mysql_listener =
-      net::Listener::bind(ioc, config.mysql.listen.host, config.mysql.listen.port, "mysql",
-                          [&deps = front_ends.mysql_deps](net::tcp::socket socket) {
-                            auto ex = socket.get_executor();
-                            asio::co_spawn(ex, mysql::run_mysql_session(std::move(socket), deps),
-                                           net::log_on_exit("mysql session"));
-                          });
+  asio::io_context& ioc = pool.main();
+  auto pick = [&pool]() -> asio::io_context& { return pool.session_context(); };
+  auto mysql_listener = net::Listener::bind(
+      ioc, config.mysql.listen.host, config.mysql.listen.port, "mysql",
+      [&deps = front_ends.mysql_deps](net::tcp::socket socket) {
+        auto ex = socket.get_executor();
+        asio::co_spawn(ex, mysql::run_mysql_session(std::move(socket), deps),
+                       net::log_on_exit("mysql session"));
+      },
+      pick);
   if (!mysql_listener) return StartupError{1, mysql_listener.error().message};
   out.mysql = std::move(*mysql_listener);
 
@@ -136,7 +139,8 @@ StartupResult<Listeners> Listeners::bind(asio::io_context& ioc, const config::Co
         auto ex = socket.get_executor();
         asio::co_spawn(ex, http::run_http_session(beast::tcp_stream(std::move(socket)), deps),
                        net::log_on_exit("http session"));
-      });
+      },
+      pick);
   if (!http_listener) return StartupError{1, http_listener.error().message};
   out.http = std::move(*http_listener);
   return out;
@@ -147,12 +151,13 @@ void Listeners::start() {
   http->start();
 }
 
-void begin_shutdown(asio::io_context& ioc, Listeners& listeners, FrontEnds& front_ends) {
+void begin_shutdown(net::IoPool& pool, Listeners& listeners, FrontEnds& front_ends) {
   listeners.mysql->stop();
   listeners.http->stop();
   front_ends.mysql_sessions.cancel_all();
   front_ends.http_sessions.cancel_all();
-  asio::co_spawn(ioc, drain_then_stop(ioc, {&front_ends.mysql_sessions, &front_ends.http_sessions}),
+  asio::co_spawn(pool.main(),
+                 drain_then_stop(pool, {&front_ends.mysql_sessions, &front_ends.http_sessions}),
                  net::log_on_exit("shutdown"));
 }
 

@@ -17,6 +17,7 @@
 #include "server/metrics/metrics.h"
 #include "server/mysql/mysql_session.h"
 #include "server/mysql/query_executor.h"
+#include "server/net/io_pool.h"
 #include "server/net/listener.h"
 #include "server/net/session_registry.h"
 
@@ -55,7 +56,8 @@ struct FrontEnds {
 /// Thread safety: start() and stop() are called by the daemon (stop() on an I/O thread).
 struct Listeners {
   /// Binds mysql.listen, then http.listen; sessions are spawned with `front_ends` as their deps.
-  [[nodiscard]] static StartupResult<Listeners> bind(boost::asio::io_context& ioc,
+  /// Listens on `pool`'s main context; each session runs on one of the pool's contexts.
+  [[nodiscard]] static StartupResult<Listeners> bind(net::IoPool& pool,
                                                      const config::Config& config,
                                                      FrontEnds& front_ends);
   void start();
@@ -65,7 +67,7 @@ struct Listeners {
 };
 
 /// Stops accepting and cancels idle reads; sessions finish the request in flight, then end.
-/// Once every session has ended, or after a deadline, the io_context stops.
-void begin_shutdown(boost::asio::io_context& ioc, Listeners& listeners, FrontEnds& front_ends);
+/// Once every session has ended, or after a deadline, every context of `pool` stops.
+void begin_shutdown(net::IoPool& pool, Listeners& listeners, FrontEnds& front_ends);
 
 }  // namespace ticketd

@@ -14,8 +14,9 @@ Listener::Listener(asio::io_context& ioc, std::string name, OnAccept on_accept)
 DetailedResult<std::unique_ptr<Listener>> Listener::bind(asio::io_context& ioc,
                                                          const std::string& host,
                                                          std::uint16_t port, std::string name,
-                                                         OnAccept on_accept) {
+                                                         OnAccept on_accept, PickContext pick) {
   std::unique_ptr<Listener> l(new Listener(ioc, std::move(name), std::move(on_accept)));
+  l->pick_ = std::move(pick);
   boost::system::error_code ec;
   const std::string where = l->name_ + " listen address " + host + ":" + std::to_string(port);
   auto address = asio::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
@@ -48,7 +49,10 @@ void Listener::stop() {
 
 asio::awaitable<void> Listener::accept_loop() {
   for (;;) {
-    auto [ec, socket] = co_await acceptor_.async_accept(asio::make_strand(ioc_), use_nothrow);
+    const asio::any_io_executor session_executor =
+        pick_ ? asio::any_io_executor(pick_().get_executor())
+              : asio::any_io_executor(asio::make_strand(ioc_));
+    auto [ec, socket] = co_await acceptor_.async_accept(session_executor, use_nothrow);
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
     if (ec) {
       // A flood keeps failing the same way: log about one line a second, with a count.
