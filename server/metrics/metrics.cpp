@@ -8,6 +8,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <vector>
@@ -115,32 +116,47 @@ Metrics::~Metrics() = default;
 
 namespace {
 
+// "a\0b", the key of a series by its two label values: in a buffer on the stack for the
+// usual short names, so looking a series up allocates nothing.
+class SeriesKey {
+ public:
+  SeriesKey(std::string_view a, std::string_view b) {
+    const std::size_t n = a.size() + 1 + b.size();
+    char* out = n <= sizeof(inline_) ? inline_ : (heap_.resize(n), heap_.data());
+    std::memcpy(out, a.data(), a.size());
+    out[a.size()] = '\0';
+    std::memcpy(out + a.size() + 1, b.data(), b.size());
+    view_ = std::string_view(out, n);
+  }
+  SeriesKey(const SeriesKey&) = delete;
+  SeriesKey& operator=(const SeriesKey&) = delete;
+  [[nodiscard]] std::string_view view() const { return view_; }
+
+ private:
+  char inline_[128];
+  std::string heap_;
+  std::string_view view_;
+};
+
 // Finds or creates the series for `key` under a shared lock first, exclusive only to insert.
 template <class T, class Make>
-T* cached_series(std::shared_mutex& mutex, std::unordered_map<std::string, T*>& cache,
-                 std::string&& key, Make&& make) {
+T* cached_series(std::shared_mutex& mutex, StringMap<T*>& cache, const SeriesKey& key,
+                 Make&& make) {
   {
     std::shared_lock lock(mutex);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
+    if (auto it = cache.find(key.view()); it != cache.end()) return it->second;
   }
   std::unique_lock lock(mutex);
-  auto [it, inserted] = cache.try_emplace(std::move(key), nullptr);
+  auto [it, inserted] = cache.try_emplace(std::string(key.view()), nullptr);
   if (inserted) it->second = &make();
   return it->second;
-}
-
-std::string series_key(std::string_view a, std::string_view b) {
-  std::string key(a);
-  key += '\0';
-  key += b;
-  return key;
 }
 
 }  // namespace
 
 void Metrics::ids_issued(std::string_view sequence, std::string_view frontend, std::uint64_t n) {
   auto* counter = cached_series(
-      hot_mutex_, issued_series_, series_key(sequence, frontend), [&]() -> prometheus::Counter& {
+      hot_mutex_, issued_series_, SeriesKey(sequence, frontend), [&]() -> prometheus::Counter& {
         return ids_issued_.Add({{"sequence", s(sequence)}, {"frontend", s(frontend)}});
       });
   counter->Increment(static_cast<double>(n));
@@ -171,7 +187,7 @@ void Metrics::error(std::string_view frontend, std::string_view code) {
 
 void Metrics::request_latency(std::string_view frontend, std::string_view route, double seconds) {
   auto* histogram = cached_series(
-      hot_mutex_, latency_series_, series_key(frontend, route), [&]() -> prometheus::Histogram& {
+      hot_mutex_, latency_series_, SeriesKey(frontend, route), [&]() -> prometheus::Histogram& {
         return request_seconds_.Add({{"frontend", s(frontend)}, {"route", s(route)}},
                                     latency_buckets());
       });

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "server/base/string_hash.h"
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
 #include "server/core/snowflake_generator.h"
@@ -92,8 +93,9 @@ class Metrics {
   // which cost more than the ticket itself. Counters and histograms are never removed, so the
   // pointers stay valid.
   std::shared_mutex hot_mutex_;
-  std::unordered_map<std::string, prometheus::Counter*> issued_series_;
-  std::unordered_map<std::string, prometheus::Histogram*> latency_series_;
+  // By "label\0label" (found with a view: recording a sample allocates nothing).
+  StringMap<prometheus::Counter*> issued_series_;
+  StringMap<prometheus::Histogram*> latency_series_;
 
   std::mutex scrape_mutex_;  // one scrape at a time; guards what follows
   GroupCommitter::Stats last_stats_;
