@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/beast/http/verb.hpp>
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -35,7 +36,8 @@ class MethodSet {
   std::uint64_t bits_ = 0;
 };
 
-/// The decoded `{placeholder}` segments of a matched pattern.
+/// The decoded `{placeholder}` segments of a matched pattern. No pattern has more than two,
+/// so they live inline (no heap allocation on the request path).
 class PathParams {
  public:
   void add(std::string_view placeholder, std::string value) {
@@ -45,7 +47,7 @@ class PathParams {
   [[nodiscard]] const std::string& get(std::string_view placeholder) const;
 
  private:
-  std::vector<std::pair<std::string_view, std::string>> values_;
+  boost::container::small_vector<std::pair<std::string_view, std::string>, 2> values_;
 };
 
 /// What a handler reads: the request, its decoded path parameters and query.
