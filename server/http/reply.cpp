@@ -40,10 +40,14 @@ void Reply::send(Response res) const {
 }
 
 void Reply::json(status st, const boost::json::value& body) const {
+  json_text(st, boost::json::serialize(body));
+}
+
+void Reply::json_text(status st, std::string body) const {
   Response res{st, version_};
   res.set(field::content_type, kJson);
   res.set(field::cache_control, "no-store");
-  res.body() = boost::json::serialize(body);
+  res.body() = std::move(body);
   res.prepare_payload();
   send(std::move(res));
 }

@@ -40,6 +40,8 @@ class Reply {
   /// Sends `res` with the request's version and keep-alive, and the Server header.
   void send(Response res) const;
   void json(boost::beast::http::status st, const boost::json::value& body) const;
+  /// As json(), with the body already written as JSON text.
+  void json_text(boost::beast::http::status st, std::string body) const;
   void no_content() const;
   /// The error's row of error_mapping as a JSON error body; `allow` fills the Allow header
   /// of a 405. A not_leader answer names the leader, when the gate knows it.
