@@ -16,6 +16,8 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <charconv>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,12 +56,16 @@ asio::awaitable<Response> handle(const HttpDeps& deps, Request req,
 
 // One contiguous buffer per response: cheaper than Beast's generic serializer, which walks a
 // concatenated buffer view piece by piece (it dominated a profile of the single-ticket route).
-std::string serialize(Response& res) {
+// `out` is the connection's, reused: after the first responses it no longer allocates.
+void serialize(Response& res, std::string& out) {
   res.prepare_payload();  // Content-Length from the body
-  std::string out;
+  out.clear();
   out.reserve(160 + res.body().size());
   out += "HTTP/1.1 ";
-  out += std::to_string(res.result_int());
+  char status[4];
+  const auto [status_end, status_ec] =
+      std::to_chars(std::begin(status), std::end(status), res.result_int());
+  out.append(std::begin(status), status_end);
   out += ' ';
   out += res.reason();
   out += "\r\n";
@@ -71,7 +77,6 @@ std::string serialize(Response& res) {
   }
   out += "\r\n";
   out += res.body();
-  return out;
 }
 
 Response error_response(HttpErrc code, std::string_view message) {
@@ -201,7 +206,8 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     deps.metrics.error("http", "too_many_connections");
     auto res = too_many_connections();
     stream->expires_after(std::chrono::seconds(1));
-    const std::string wire = serialize(res);
+    std::string wire;
+    serialize(res, wire);
     co_await asio::async_write(*stream, asio::buffer(wire), use_nothrow);
     beast::error_code ignored;
     stream->socket().shutdown(net::tcp::socket::shutdown_send, ignored);
@@ -215,6 +221,11 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
   beast::error_code peer_ec;
   const auto peer_endpoint = stream->socket().remote_endpoint(peer_ec);
   const std::string peer = peer_ec ? "unknown" : peer_endpoint.address().to_string();
+  // Kept per connection and reused: the response's bytes, and the request's method and target
+  // for the log line of a refused token (made only then).
+  std::string wire;
+  std::string method;
+  std::string target;
 
   for (bool first = true;; first = false) {
     if (deps.sessions.stopping()) break;
@@ -273,8 +284,8 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     }
 
     const bool presented_token = parser.get().count(bhttp::field::authorization) != 0;
-    const std::string request_line = std::string(parser.get().method_string()) + " " +
-                                     printable(std::string_view(parser.get().target()), 128);
+    method.assign(parser.get().method_string());
+    target.assign(parser.get().target());
     if (deps.auth_throttle != nullptr) {
       // After repeated bad tokens from this address, every request waits before it is
       // handled (a timer: the I/O thread serves others meanwhile).
@@ -289,10 +300,11 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       if (res.result() == bhttp::status::unauthorized) {
         const auto f = deps.auth_throttle->record_failure(peer);
         if (f.log) {
-          log::warn(failure_line(
-              "http authorization",
-              request_line + (presented_token ? " (wrong bearer token)" : " (no bearer token)"),
-              peer, f));
+          log::warn(
+              failure_line("http authorization",
+                           method + " " + printable(target, 128) +
+                               (presented_token ? " (wrong bearer token)" : " (no bearer token)"),
+                           peer, f));
         }
       } else if (presented_token) {
         deps.auth_throttle->record_success(peer);
@@ -300,7 +312,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     }
     if (deps.sessions.stopping()) res.keep_alive(false);
     stream->expires_after(o.read_timeout);
-    const std::string wire = serialize(res);
+    serialize(res, wire);
     auto [wec, wn] = co_await asio::async_write(*stream, asio::buffer(wire), use_nothrow);
     if (wec) {
       log::debug("http session ended while writing: " + wec.message());
