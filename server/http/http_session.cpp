@@ -19,8 +19,10 @@
 #include <charconv>
 #include <iterator>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -43,16 +45,6 @@ constexpr std::size_t kReadChunk = 4096;
 // the session reads and discards a bounded amount first ("lingering close", as nginx does).
 constexpr std::size_t kLingerBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTimeout{1000};
-
-// Runs handle_request and resumes the awaiting coroutine on its own executor (PendingResult).
-// The response is built on the session's strand (the handoff); the stream is only touched
-// from there.
-asio::awaitable<Response> handle(const HttpDeps& deps, Request req,
-                                 const std::shared_ptr<net::PendingResult<Response>>& pending,
-                                 const std::shared_ptr<net::Handoff>& handoff) {
-  handle_request(deps, std::move(req), pending->start(), handoff);
-  co_return co_await pending->wait();
-}
 
 // One contiguous buffer per response: cheaper than Beast's generic serializer, which walks a
 // concatenated buffer view piece by piece (it dominated a profile of the single-ticket route).
@@ -113,7 +105,7 @@ std::optional<std::pair<HttpErrc, std::string>> answer_for(const beast::error_co
 // whose final coding is not chunked has no knowable length, and Beast would read it as bodiless
 // and parse the body as the next request (request smuggling); it gets 400 and the connection is
 // closed. Codings before chunked (gzip, chunked) are not supported and get the same answer.
-std::optional<std::string> transfer_encoding_problem(const bhttp::fields& header) {
+std::optional<std::string> transfer_encoding_problem(const Fields& header) {
   std::vector<std::string> codings;
   bool present = false;
   for (auto it = header.find(bhttp::field::transfer_encoding);
@@ -226,6 +218,11 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
   std::string wire;
   std::string method;
   std::string target;
+  // Every request's and response's header fields come from here and go back here (a pool:
+  // the blocks a request frees serve the next one). Declared before the messages that use it;
+  // each of them ends within its loop iteration.
+  std::pmr::unsynchronized_pool_resource fields_pool;
+  const FieldsAllocator<char> fields_allocator(&fields_pool);
 
   for (bool first = true;; first = false) {
     if (deps.sessions.stopping()) break;
@@ -240,7 +237,8 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       }
       buffer.commit(n);
     }
-    bhttp::request_parser<bhttp::string_body> parser;
+    bhttp::request_parser<bhttp::string_body, FieldsAllocator<char>> parser(
+        std::piecewise_construct, std::make_tuple(), std::make_tuple(fields_allocator));
     parser.header_limit(static_cast<std::uint32_t>(o.header_limit));
     parser.body_limit(o.body_limit);
     // The first request's header counts from accept (the deadline set above keeps running);
@@ -295,7 +293,10 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
         if (deps.sessions.stopping()) break;
       }
     }
-    Response res = co_await handle(deps, parser.release(), pending, handoff);
+    // The response is built on the session's strand (the handoff); an inline answer is used
+    // at once, a late one resumes the session on its own executor (PendingResult).
+    handle_request(deps, parser.release(), pending->start(), handoff);
+    Response res = co_await pending->wait();
     if (deps.auth_throttle != nullptr) {
       if (res.result() == bhttp::status::unauthorized) {
         const auto f = deps.auth_throttle->record_failure(peer);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 
@@ -51,7 +52,11 @@ class Reply {
  private:
   using Clock = std::chrono::steady_clock;
 
+  // A response with the request's version whose fields use the request's pool.
+  [[nodiscard]] Response response(boost::beast::http::status st) const;
+
   const HttpDeps* deps_;
+  std::pmr::memory_resource* pool_;  // the session's, for the response's fields; null: heap
   unsigned version_;
   bool keep_alive_;
   Clock::time_point start_;
