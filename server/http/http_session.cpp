@@ -50,7 +50,9 @@ constexpr std::chrono::milliseconds kLingerTimeout{1000};
 // concatenated buffer view piece by piece (it dominated a profile of the single-ticket route).
 // `out` is the connection's, reused: after the first responses it no longer allocates.
 void serialize(Response& res, std::string& out) {
-  res.prepare_payload();  // Content-Length from the body
+  // Content-Length from the body, unless the response already says it: Reply and the
+  // session's own answers set it last, once the body is final.
+  if (!res.has_content_length()) res.prepare_payload();
   out.clear();
   out.reserve(160 + res.body().size());
   out += "HTTP/1.1 ";
