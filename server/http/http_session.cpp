@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
@@ -14,7 +15,6 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <charconv>
 #include <iterator>
@@ -82,6 +82,48 @@ Response error_response(HttpErrc code, std::string_view message) {
   res.keep_alive(false);
   res.prepare_payload();
   return res;
+}
+
+using RequestParser = bhttp::request_parser<bhttp::string_body, FieldsAllocator<char>>;
+
+// What a failed read means for the request being parsed, as Beast's read reports it: at EOF
+// a request begun is a partial message (put_eof), none begun is end_of_stream.
+beast::error_code end_of_input(const beast::error_code& read_error, RequestParser& parser) {
+  if (read_error != asio::error::eof) return read_error;
+  if (!parser.got_some()) return bhttp::error::end_of_stream;
+  beast::error_code ec;
+  parser.put_eof(ec);
+  return ec;
+}
+
+enum class Until { kHeader, kBody };
+
+// Reads and parses until the request's header (or whole body) is complete, as
+// bhttp::async_read_header (async_read) does, under the stream's current deadline. The bytes
+// already in `buffer` are parsed in place: Beast's composed reads complete through the
+// executor even when nothing needs reading, two trips through the scheduler per request.
+// The parser enforces the header and body limits as it goes.
+asio::awaitable<beast::error_code> read_request(beast::tcp_stream& stream,
+                                                beast::flat_buffer& buffer, RequestParser& parser,
+                                                Until until) {
+  if (until == Until::kBody) parser.eager(true);
+  const auto done = [&] {
+    return until == Until::kHeader ? parser.is_header_done() : parser.is_done();
+  };
+  for (bool read_more = buffer.size() == 0; !done();) {
+    if (read_more) {
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunk), use_nothrow);
+      if (ec) co_return end_of_input(ec, parser);
+      buffer.commit(n);
+    }
+    beast::error_code ec;
+    buffer.consume(parser.put(buffer.data(), ec));
+    if (ec && ec != bhttp::error::need_more) co_return ec;
+    // More input is needed when the parser asks for it, or has taken every byte (a body
+    // parsed so far).
+    read_more = ec == bhttp::error::need_more || buffer.size() == 0;
+  }
+  co_return beast::error_code{};
 }
 
 // The answer to a read error that deserves one, or nullopt when the connection just ends
@@ -239,15 +281,14 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       }
       buffer.commit(n);
     }
-    bhttp::request_parser<bhttp::string_body, FieldsAllocator<char>> parser(
-        std::piecewise_construct, std::make_tuple(), std::make_tuple(fields_allocator));
+    RequestParser parser(std::piecewise_construct, std::make_tuple(),
+                         std::make_tuple(fields_allocator));
     parser.header_limit(static_cast<std::uint32_t>(o.header_limit));
     parser.body_limit(o.body_limit);
     // The first request's header counts from accept (the deadline set above keeps running);
     // a later one's from its first byte. The body then gets read_timeout.
     if (!first) stream->expires_after(o.header_timeout);
-    auto [hec, hn] = co_await bhttp::async_read_header(*stream, buffer, parser, use_nothrow);
-    beast::error_code ec = hec;
+    beast::error_code ec = co_await read_request(*stream, buffer, parser, Until::kHeader);
     std::optional<std::pair<HttpErrc, std::string>> refusal;
     if (!ec) {
       if (auto problem = transfer_encoding_problem(parser.get())) {
@@ -263,8 +304,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       ec = cec;
     }
     if (!ec && !refusal && !parser.is_done()) {
-      auto [bec, bn] = co_await bhttp::async_read(*stream, buffer, parser, use_nothrow);
-      ec = bec;
+      ec = co_await read_request(*stream, buffer, parser, Until::kBody);
     }
     if (ec && !refusal) {
       refusal = answer_for(ec, o);
