@@ -98,32 +98,36 @@ beast::error_code end_of_input(const beast::error_code& read_error, RequestParse
 
 enum class Until { kHeader, kBody };
 
-// Reads and parses until the request's header (or whole body) is complete, as
-// bhttp::async_read_header (async_read) does, under the stream's current deadline. The bytes
-// already in `buffer` are parsed in place: Beast's composed reads complete through the
-// executor even when nothing needs reading, two trips through the scheduler per request.
-// The parser enforces the header and body limits as it goes.
+// Feeds the bytes already read to the parser until the request's header (or whole body) is
+// complete; error::need_more when it needs more input. Parsing in place, rather than through
+// Beast's composed async_read_header/async_read, saves the trips through the scheduler those
+// make even when nothing needs reading. The parser enforces the header and body limits.
+beast::error_code parse_buffered(RequestParser& parser, beast::flat_buffer& buffer, Until until) {
+  if (until == Until::kBody) parser.eager(true);  // the whole body, as bhttp::async_read reads
+  while (until == Until::kHeader ? !parser.is_header_done() : !parser.is_done()) {
+    if (buffer.size() == 0) return bhttp::error::need_more;
+    beast::error_code ec;
+    const std::size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec) return ec;
+    if (used == 0) return bhttp::error::need_more;
+  }
+  return {};
+}
+
+// Reads until parse_buffered has what it needs, under the stream's current deadline (as
+// bhttp::async_read_header / async_read do).
 asio::awaitable<beast::error_code> read_request(beast::tcp_stream& stream,
                                                 beast::flat_buffer& buffer, RequestParser& parser,
                                                 Until until) {
-  if (until == Until::kBody) parser.eager(true);
-  const auto done = [&] {
-    return until == Until::kHeader ? parser.is_header_done() : parser.is_done();
-  };
-  for (bool read_more = buffer.size() == 0; !done();) {
-    if (read_more) {
-      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunk), use_nothrow);
-      if (ec) co_return end_of_input(ec, parser);
-      buffer.commit(n);
+  while (true) {
+    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunk), use_nothrow);
+    if (ec) co_return end_of_input(ec, parser);
+    buffer.commit(n);
+    if (auto pec = parse_buffered(parser, buffer, until); pec != bhttp::error::need_more) {
+      co_return pec;
     }
-    beast::error_code ec;
-    buffer.consume(parser.put(buffer.data(), ec));
-    if (ec && ec != bhttp::error::need_more) co_return ec;
-    // More input is needed when the parser asks for it, or has taken every byte (a body
-    // parsed so far).
-    read_more = ec == bhttp::error::need_more || buffer.size() == 0;
   }
-  co_return beast::error_code{};
 }
 
 // The answer to a read error that deserves one, or nullopt when the connection just ends
@@ -252,6 +256,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
   }
   beast::flat_buffer buffer;
   auto pending = std::make_shared<net::PendingResult<Response>>(ex);
+  std::optional<decltype(pending->start())> completer;  // the current request's
   auto handoff = std::make_shared<net::Handoff>(
       [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); });
   beast::error_code peer_ec;
@@ -288,7 +293,11 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     // The first request's header counts from accept (the deadline set above keeps running);
     // a later one's from its first byte. The body then gets read_timeout.
     if (!first) stream->expires_after(o.header_timeout);
-    beast::error_code ec = co_await read_request(*stream, buffer, parser, Until::kHeader);
+    // Parsed from what was read; a coroutine only when more must be read.
+    beast::error_code ec = parse_buffered(parser, buffer, Until::kHeader);
+    if (ec == bhttp::error::need_more) {
+      ec = co_await read_request(*stream, buffer, parser, Until::kHeader);
+    }
     std::optional<std::pair<HttpErrc, std::string>> refusal;
     if (!ec) {
       if (auto problem = transfer_encoding_problem(parser.get())) {
@@ -304,7 +313,10 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       ec = cec;
     }
     if (!ec && !refusal && !parser.is_done()) {
-      ec = co_await read_request(*stream, buffer, parser, Until::kBody);
+      ec = parse_buffered(parser, buffer, Until::kBody);
+      if (ec == bhttp::error::need_more) {
+        ec = co_await read_request(*stream, buffer, parser, Until::kBody);
+      }
     }
     if (ec && !refusal) {
       refusal = answer_for(ec, o);
@@ -337,7 +349,11 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     }
     // The response is built on the session's strand (the handoff); an inline answer is used
     // at once, a late one resumes the session on its own executor (PendingResult).
-    handle_request(deps, parser.release(), pending->start(), handoff);
+    // `done` refers to the completer kept here: small enough for std::function to hold
+    // without a heap block, and alive until the answer, which this coroutine waits for.
+    completer.emplace(pending->start());
+    handle_request(
+        deps, parser.release(), [&completer](Response r) { (*completer)(std::move(r)); }, handoff);
     Response res = co_await pending->wait();
     if (deps.auth_throttle != nullptr) {
       if (res.result() == bhttp::status::unauthorized) {

@@ -28,7 +28,7 @@ Reply::Reply(const HttpDeps& deps, const Request& req, std::function<void(Respon
       version_(req.version()),
       keep_alive_(req.keep_alive()),
       start_(Clock::now()),
-      done_(std::make_shared<std::function<void(Response)>>(std::move(done))),
+      done_(std::move(done)),
       handoff_(std::move(handoff)) {}
 
 Response Reply::response(status st) const {
@@ -46,7 +46,7 @@ void Reply::send(Response res) const {
   if (!res.has_content_length() && res.result() != status::no_content) res.prepare_payload();
   const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   deps_->metrics.request_latency(kHttpFrontend, route_, seconds);
-  (*done_)(std::move(res));
+  done_(std::move(res));
 }
 
 void Reply::json(status st, const boost::json::value& body) const {

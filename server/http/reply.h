@@ -20,9 +20,10 @@ inline constexpr std::string_view kHttpFrontend = "http";
 
 /// Builds the responses to one request and reports each to the metrics (latency under the
 /// route's label, errors under their code). Copyable, so it rides in the engine's callbacks;
-/// the copies share `done`, which runs once. Holds `deps` by reference (it outlives every
-/// request). Thread safety: one request's copies answer once, on the session's strand (engine
-/// callbacks are wrapped by resume()).
+/// each copy holds `done` (the session's is a reference, copied without allocating) and one of
+/// them calls it, once. Holds `deps` by reference (it outlives every request). Thread safety: one
+/// request's copies answer once, on the session's strand (engine callbacks are wrapped by
+/// resume()).
 class Reply {
  public:
   Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done,
@@ -61,7 +62,7 @@ class Reply {
   bool keep_alive_;
   Clock::time_point start_;
   std::string_view route_ = "unmatched";
-  std::shared_ptr<std::function<void(Response)>> done_;
+  std::function<void(Response)> done_;
   std::shared_ptr<net::Handoff> handoff_;
 };
 
