@@ -141,7 +141,10 @@ RouteMatch match_route(std::span<const Route> table, verb method, const RequestT
   std::vector<verb> allowed;
   for (const auto& row : table) {
     // The placeholders are decoded only for the row that answers.
-    if (!match_pattern(row.pattern, target.segments, nullptr)) continue;
+    if (row.segment_count != target.segments.size() ||
+        !match_pattern(row.pattern, target.segments, nullptr)) {
+      continue;
+    }
     if (m.path_route == nullptr) m.path_route = &row;
     if (row.methods.contains(method) && match_pattern(row.pattern, target.segments, &m.params)) {
       m.route = &row;

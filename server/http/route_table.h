@@ -5,6 +5,7 @@
 
 #include <boost/beast/http/verb.hpp>
 #include <boost/container/small_vector.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -77,6 +78,13 @@ struct QueryRule {
 inline constexpr QueryRule kNoQuery{};
 inline constexpr QueryRule kAnyQuery{{}, true};
 
+/// The number of '/'-separated segments of a path pattern ("/v1/sequences/{name}" has 3).
+constexpr std::size_t count_segments(std::string_view pattern) {
+  std::size_t n = 0;
+  for (const char c : pattern) n += c == '/' ? 1 : 0;
+  return n;
+}
+
 /// One route. `pattern` is a path whose `{name}` segments match any non-empty segment (the
 /// value is percent-decoded; "%2F" stays inside it); other segments match as sent.
 struct Route {
@@ -88,6 +96,8 @@ struct Route {
   Handler handler;
   Access access = Access::kToken;
   QueryRule query = kNoQuery;
+  /// Computed from `pattern`: the router skips rows of another length without reading them.
+  std::size_t segment_count = count_segments(pattern);
 };
 
 /// Every route of the API, in the order its Allow headers list the methods. A constant table:
