@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <memory_resource>
 #include <new>
 #include <type_traits>
@@ -54,6 +55,49 @@ class FieldsAllocator {
 
  private:
   std::pmr::memory_resource* pool_ = nullptr;
+};
+
+/// A session's pool for FieldsAllocator: a std::pmr::unsynchronized_pool_resource that lives
+/// until its owner (the session) is gone and every block it handed out has come back. A
+/// response kept by a PendingResult or a queued handler that outlives the session (an
+/// io_context torn down mid-request) then still frees into a live pool. Created with
+/// make_owned(); not thread safe, like the pool inside it (one session's strand).
+class FieldsPool final : public std::pmr::memory_resource {
+ public:
+  /// Ends the owner's share: the pool is deleted now or by the last block returned.
+  struct Release {
+    void operator()(FieldsPool* pool) const noexcept {
+      pool->owned_ = false;
+      if (pool->outstanding_ == 0) delete pool;
+    }
+  };
+  using Owner = std::unique_ptr<FieldsPool, Release>;
+
+  [[nodiscard]] static Owner make_owned() { return Owner(new FieldsPool); }
+
+  FieldsPool(const FieldsPool&) = delete;
+  FieldsPool& operator=(const FieldsPool&) = delete;
+
+ private:
+  FieldsPool() = default;
+  ~FieldsPool() override = default;
+
+  void* do_allocate(std::size_t bytes, std::size_t align) override {
+    void* p = pool_.allocate(bytes, align);
+    ++outstanding_;
+    return p;
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
+    pool_.deallocate(p, bytes, align);
+    if (--outstanding_ == 0 && !owned_) delete this;
+  }
+  [[nodiscard]] bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+
+  std::pmr::unsynchronized_pool_resource pool_;
+  std::size_t outstanding_ = 0;
+  bool owned_ = true;
 };
 
 }  // namespace ticketd::http

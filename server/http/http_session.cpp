@@ -19,7 +19,6 @@
 #include <charconv>
 #include <iterator>
 #include <memory>
-#include <memory_resource>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -268,10 +267,10 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
   std::string method;
   std::string target;
   // Every request's and response's header fields come from here and go back here (a pool:
-  // the blocks a request frees serve the next one). Declared before the messages that use it;
-  // each of them ends within its loop iteration.
-  std::pmr::unsynchronized_pool_resource fields_pool;
-  const FieldsAllocator<char> fields_allocator(&fields_pool);
+  // the blocks a request frees serve the next one). It outlives the session while any block
+  // is out (a response a torn-down io_context still holds).
+  const FieldsPool::Owner fields_pool = FieldsPool::make_owned();
+  const FieldsAllocator<char> fields_allocator(fields_pool.get());
 
   for (bool first = true;; first = false) {
     if (deps.sessions.stopping()) break;

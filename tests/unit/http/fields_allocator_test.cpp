@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory_resource>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -81,6 +82,23 @@ TEST(FieldsAllocator, WithoutAPoolFieldsUseTheHeap) {
   res.set(field::server, "ticketd");
   EXPECT_EQ(res.get_allocator().pool(), nullptr);
   EXPECT_EQ(res[field::server], "ticketd");
+}
+
+// A response that outlives its session (kept by a handler a torn-down io_context destroys
+// later) still frees into a live pool: the pool goes with its last block.
+TEST(FieldsAllocator, APoolLivesUntilItsOwnerAndEveryBlockAreGone) {
+  std::optional<Response> late;
+  {
+    const FieldsPool::Owner pool = FieldsPool::make_owned();
+    Response res{std::piecewise_construct, std::make_tuple(),
+                 std::make_tuple(FieldsAllocator<char>(pool.get()))};
+    res.set(field::server, "ticketd");
+    late.emplace(std::move(res));
+  }
+  EXPECT_EQ((*late)[field::server], "ticketd");
+  late->set(field::content_type, "application/json");  // the pool still serves
+  late.reset();  // the last block back: the pool is deleted (ASan checks)
+  { const FieldsPool::Owner unused = FieldsPool::make_owned(); }
 }
 
 // A session gives its pool to each request; the response's fields come from the same pool.
