@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
@@ -14,11 +15,13 @@
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <charconv>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -42,24 +45,20 @@ constexpr std::size_t kReadChunk = 4096;
 constexpr std::size_t kLingerBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTimeout{1000};
 
-// Runs handle_request and resumes the awaiting coroutine on its own executor (PendingResult).
-// The response is built on the session's strand (the handoff); the stream is only touched
-// from there.
-asio::awaitable<Response> handle(const HttpDeps& deps, Request req,
-                                 const std::shared_ptr<net::PendingResult<Response>>& pending,
-                                 const std::shared_ptr<net::Handoff>& handoff) {
-  handle_request(deps, std::move(req), pending->start(), handoff);
-  co_return co_await pending->wait();
-}
-
 // One contiguous buffer per response: cheaper than Beast's generic serializer, which walks a
 // concatenated buffer view piece by piece (it dominated a profile of the single-ticket route).
-std::string serialize(Response& res) {
-  res.prepare_payload();  // Content-Length from the body
-  std::string out;
+// `out` is the connection's, reused: after the first responses it no longer allocates.
+void serialize(Response& res, std::string& out) {
+  // Content-Length from the body, unless the response already says it: Reply and the
+  // session's own answers set it last, once the body is final.
+  if (!res.has_content_length()) res.prepare_payload();
+  out.clear();
   out.reserve(160 + res.body().size());
   out += "HTTP/1.1 ";
-  out += std::to_string(res.result_int());
+  char status[4];
+  const auto [status_end, status_ec] =
+      std::to_chars(std::begin(status), std::end(status), res.result_int());
+  out.append(std::begin(status), status_end);
   out += ' ';
   out += res.reason();
   out += "\r\n";
@@ -71,7 +70,6 @@ std::string serialize(Response& res) {
   }
   out += "\r\n";
   out += res.body();
-  return out;
 }
 
 Response error_response(HttpErrc code, std::string_view message) {
@@ -83,6 +81,52 @@ Response error_response(HttpErrc code, std::string_view message) {
   res.keep_alive(false);
   res.prepare_payload();
   return res;
+}
+
+using RequestParser = bhttp::request_parser<bhttp::string_body, FieldsAllocator<char>>;
+
+// What a failed read means for the request being parsed, as Beast's read reports it: at EOF
+// a request begun is a partial message (put_eof), none begun is end_of_stream.
+beast::error_code end_of_input(const beast::error_code& read_error, RequestParser& parser) {
+  if (read_error != asio::error::eof) return read_error;
+  if (!parser.got_some()) return bhttp::error::end_of_stream;
+  beast::error_code ec;
+  parser.put_eof(ec);
+  return ec;
+}
+
+enum class Until { kHeader, kBody };
+
+// Feeds the bytes already read to the parser until the request's header (or whole body) is
+// complete; error::need_more when it needs more input. Parsing in place, rather than through
+// Beast's composed async_read_header/async_read, saves the trips through the scheduler those
+// make even when nothing needs reading. The parser enforces the header and body limits.
+beast::error_code parse_buffered(RequestParser& parser, beast::flat_buffer& buffer, Until until) {
+  if (until == Until::kBody) parser.eager(true);  // the whole body, as bhttp::async_read reads
+  while (until == Until::kHeader ? !parser.is_header_done() : !parser.is_done()) {
+    if (buffer.size() == 0) return bhttp::error::need_more;
+    beast::error_code ec;
+    const std::size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec) return ec;
+    if (used == 0) return bhttp::error::need_more;
+  }
+  return {};
+}
+
+// Reads until parse_buffered has what it needs, under the stream's current deadline (as
+// bhttp::async_read_header / async_read do).
+asio::awaitable<beast::error_code> read_request(beast::tcp_stream& stream,
+                                                beast::flat_buffer& buffer, RequestParser& parser,
+                                                Until until) {
+  while (true) {
+    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunk), use_nothrow);
+    if (ec) co_return end_of_input(ec, parser);
+    buffer.commit(n);
+    if (auto pec = parse_buffered(parser, buffer, until); pec != bhttp::error::need_more) {
+      co_return pec;
+    }
+  }
 }
 
 // The answer to a read error that deserves one, or nullopt when the connection just ends
@@ -108,7 +152,7 @@ std::optional<std::pair<HttpErrc, std::string>> answer_for(const beast::error_co
 // whose final coding is not chunked has no knowable length, and Beast would read it as bodiless
 // and parse the body as the next request (request smuggling); it gets 400 and the connection is
 // closed. Codings before chunked (gzip, chunked) are not supported and get the same answer.
-std::optional<std::string> transfer_encoding_problem(const bhttp::fields& header) {
+std::optional<std::string> transfer_encoding_problem(const Fields& header) {
   std::vector<std::string> codings;
   bool present = false;
   for (auto it = header.find(bhttp::field::transfer_encoding);
@@ -201,7 +245,8 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     deps.metrics.error("http", "too_many_connections");
     auto res = too_many_connections();
     stream->expires_after(std::chrono::seconds(1));
-    const std::string wire = serialize(res);
+    std::string wire;
+    serialize(res, wire);
     co_await asio::async_write(*stream, asio::buffer(wire), use_nothrow);
     beast::error_code ignored;
     stream->socket().shutdown(net::tcp::socket::shutdown_send, ignored);
@@ -210,11 +255,22 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
   }
   beast::flat_buffer buffer;
   auto pending = std::make_shared<net::PendingResult<Response>>(ex);
+  std::optional<decltype(pending->start())> completer;  // the current request's
   auto handoff = std::make_shared<net::Handoff>(
       [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); });
   beast::error_code peer_ec;
   const auto peer_endpoint = stream->socket().remote_endpoint(peer_ec);
   const std::string peer = peer_ec ? "unknown" : peer_endpoint.address().to_string();
+  // Kept per connection and reused: the response's bytes, and the request's method and target
+  // for the log line of a refused token (made only then).
+  std::string wire;
+  std::string method;
+  std::string target;
+  // Every request's and response's header fields come from here and go back here (a pool:
+  // the blocks a request frees serve the next one). It outlives the session while any block
+  // is out (a response a torn-down io_context still holds).
+  const FieldsPool::Owner fields_pool = FieldsPool::make_owned();
+  const FieldsAllocator<char> fields_allocator(fields_pool.get());
 
   for (bool first = true;; first = false) {
     if (deps.sessions.stopping()) break;
@@ -229,14 +285,18 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       }
       buffer.commit(n);
     }
-    bhttp::request_parser<bhttp::string_body> parser;
+    RequestParser parser(std::piecewise_construct, std::make_tuple(),
+                         std::make_tuple(fields_allocator));
     parser.header_limit(static_cast<std::uint32_t>(o.header_limit));
     parser.body_limit(o.body_limit);
     // The first request's header counts from accept (the deadline set above keeps running);
     // a later one's from its first byte. The body then gets read_timeout.
     if (!first) stream->expires_after(o.header_timeout);
-    auto [hec, hn] = co_await bhttp::async_read_header(*stream, buffer, parser, use_nothrow);
-    beast::error_code ec = hec;
+    // Parsed from what was read; a coroutine only when more must be read.
+    beast::error_code ec = parse_buffered(parser, buffer, Until::kHeader);
+    if (ec == bhttp::error::need_more) {
+      ec = co_await read_request(*stream, buffer, parser, Until::kHeader);
+    }
     std::optional<std::pair<HttpErrc, std::string>> refusal;
     if (!ec) {
       if (auto problem = transfer_encoding_problem(parser.get())) {
@@ -252,8 +312,10 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
       ec = cec;
     }
     if (!ec && !refusal && !parser.is_done()) {
-      auto [bec, bn] = co_await bhttp::async_read(*stream, buffer, parser, use_nothrow);
-      ec = bec;
+      ec = parse_buffered(parser, buffer, Until::kBody);
+      if (ec == bhttp::error::need_more) {
+        ec = co_await read_request(*stream, buffer, parser, Until::kBody);
+      }
     }
     if (ec && !refusal) {
       refusal = answer_for(ec, o);
@@ -273,8 +335,8 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     }
 
     const bool presented_token = parser.get().count(bhttp::field::authorization) != 0;
-    const std::string request_line = std::string(parser.get().method_string()) + " " +
-                                     printable(std::string_view(parser.get().target()), 128);
+    method.assign(parser.get().method_string());
+    target.assign(parser.get().target());
     if (deps.auth_throttle != nullptr) {
       // After repeated bad tokens from this address, every request waits before it is
       // handled (a timer: the I/O thread serves others meanwhile).
@@ -284,15 +346,23 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
         if (deps.sessions.stopping()) break;
       }
     }
-    Response res = co_await handle(deps, parser.release(), pending, handoff);
+    // The response is built on the session's strand (the handoff); an inline answer is used
+    // at once, a late one resumes the session on its own executor (PendingResult).
+    // `done` refers to the completer kept here: small enough for std::function to hold
+    // without a heap block, and alive until the answer, which this coroutine waits for.
+    completer.emplace(pending->start());
+    handle_request(
+        deps, parser.release(), [&completer](Response r) { (*completer)(std::move(r)); }, handoff);
+    Response res = co_await pending->wait();
     if (deps.auth_throttle != nullptr) {
       if (res.result() == bhttp::status::unauthorized) {
         const auto f = deps.auth_throttle->record_failure(peer);
         if (f.log) {
-          log::warn(failure_line(
-              "http authorization",
-              request_line + (presented_token ? " (wrong bearer token)" : " (no bearer token)"),
-              peer, f));
+          log::warn(
+              failure_line("http authorization",
+                           method + " " + printable(target, 128) +
+                               (presented_token ? " (wrong bearer token)" : " (no bearer token)"),
+                           peer, f));
         }
       } else if (presented_token) {
         deps.auth_throttle->record_success(peer);
@@ -300,7 +370,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     }
     if (deps.sessions.stopping()) res.keep_alive(false);
     stream->expires_after(o.read_timeout);
-    const std::string wire = serialize(res);
+    serialize(res, wire);
     auto [wec, wn] = co_await asio::async_write(*stream, asio::buffer(wire), use_nothrow);
     if (wec) {
       log::debug("http session ended while writing: " + wec.message());

@@ -4,8 +4,10 @@
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <iterator>
 #include <set>
 #include <vector>
 
@@ -91,10 +93,30 @@ std::optional<std::string> find_duplicate_key(std::string_view body,
   return std::move(p.handler().duplicate);
 }
 
+// An empty body (no body at all), or "{}" with JSON whitespace around: most requests to `next`.
+// Answered without the parser (and its allocations).
+bool is_empty_object(std::string_view body) {
+  const auto skip_space = [&body] {
+    while (!body.empty() && (body.front() == ' ' || body.front() == '\t' || body.front() == '\n' ||
+                             body.front() == '\r')) {
+      body.remove_prefix(1);
+    }
+  };
+  if (body.empty()) return true;
+  skip_space();
+  if (body.empty() || body.front() != '{') return false;  // only spaces: malformed JSON
+  body.remove_prefix(1);
+  skip_space();
+  if (body.empty() || body.front() != '}') return false;
+  body.remove_prefix(1);
+  skip_space();
+  return body.empty();
+}
+
 }  // namespace
 
 DetailedResult<json::object> parse_object(std::string_view body) {
-  if (body.empty()) return json::object{};
+  if (is_empty_object(body)) return json::object{};
   boost::system::error_code ec;
   json::parse_options opts;
   opts.max_depth = 8;  // request bodies are flat; deep nesting is only an attack
@@ -334,13 +356,64 @@ json::object gapless_sequence_json(std::string_view name, const GaplessAudit& au
                       {"committed_through", optional_id(audit.committed_through)}};
 }
 
-json::object block_ids_json(std::string_view sequence, const Block& block) {
-  json::array ids;
-  ids.reserve(block.count);
-  for (std::uint64_t i = 0; i < block.count; ++i) {
-    ids.push_back(json::value(std::to_string(block.first + i * block.step)));
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c >= 0x20) {
+      out += ch;
+    } else {
+      out += '\\';
+      switch (c) {
+        case '\b':
+          out += 'b';
+          break;
+        case '\t':
+          out += 't';
+          break;
+        case '\n':
+          out += 'n';
+          break;
+        case '\f':
+          out += 'f';
+          break;
+        case '\r':
+          out += 'r';
+          break;
+        default:
+          out += "u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 15];
+      }
+    }
   }
-  return json::object{{"sequence", sequence}, {"ids", std::move(ids)}};
+  out += '"';
+}
+
+std::string block_ids_text(std::string_view sequence, const Block& block) {
+  constexpr std::string_view kHead = R"({"sequence":)";
+  constexpr std::string_view kIds = R"(,"ids":[)";
+  constexpr std::size_t kMaxIdText = 23;  // 20 digits, two quotes, a comma
+  std::string out;
+  out.reserve(kHead.size() + sequence.size() + 2 + kIds.size() + block.count * kMaxIdText + 2);
+  out += kHead;
+  append_json_string(out, sequence);
+  out += kIds;
+  for (std::uint64_t i = 0; i < block.count; ++i) {
+    if (i != 0) out += ',';
+    char digits[20];
+    const auto [end, ec] =
+        std::to_chars(std::begin(digits), std::end(digits), block.first + i * block.step);
+    out += '"';
+    out.append(std::begin(digits), end);
+    out += '"';
+  }
+  out += "]}";
+  return out;
 }
 
 json::object text_ids_json(std::string_view sequence, const std::vector<std::string>& ids) {

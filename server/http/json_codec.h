@@ -89,8 +89,12 @@ inline constexpr std::uint64_t kMaxJsonSafeInteger = (std::uint64_t{1} << 53) - 
 [[nodiscard]] boost::json::object gapless_sequence_json(std::string_view name,
                                                         const GaplessAudit& audit,
                                                         std::uint64_t next_value);
-/// {"sequence", "ids": ["…", …]}: the values of `block` as decimal strings.
-[[nodiscard]] boost::json::object block_ids_json(std::string_view sequence, const Block& block);
+/// {"sequence", "ids": ["…", …]}: the values of `block` as decimal strings, written as text
+/// directly (the answer of every `next`, so no DOM): the bytes boost::json::serialize gives
+/// for the same object.
+[[nodiscard]] std::string block_ids_text(std::string_view sequence, const Block& block);
+/// Appends `text` as a JSON string, quotes and escapes as boost::json::serialize writes them.
+void append_json_string(std::string& out, std::string_view text);
 /// {"sequence", "ids": ["…", …]}: IDs already in their text form (UUIDs).
 [[nodiscard]] boost::json::object text_ids_json(std::string_view sequence,
                                                 const std::vector<std::string>& ids);

@@ -2,6 +2,7 @@
 
 #include <boost/beast/http/field.hpp>
 #include <boost/json/serialize.hpp>
+#include <tuple>
 #include <utility>
 
 #include "server/core/ticket_errc.h"
@@ -23,11 +24,20 @@ constexpr std::string_view kJson = "application/json";
 Reply::Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done,
              std::shared_ptr<net::Handoff> handoff)
     : deps_(&deps),
+      pool_(req.get_allocator().pool()),
       version_(req.version()),
       keep_alive_(req.keep_alive()),
       start_(Clock::now()),
-      done_(std::make_shared<std::function<void(Response)>>(std::move(done))),
+      done_(std::move(done)),
       handoff_(std::move(handoff)) {}
+
+Response Reply::response(status st) const {
+  Response res{std::piecewise_construct, std::make_tuple(),
+               std::make_tuple(FieldsAllocator<char>(pool_))};
+  res.result(st);
+  res.version(version_);
+  return res;
+}
 
 void Reply::send(Response res) const {
   res.version(version_);
@@ -36,20 +46,24 @@ void Reply::send(Response res) const {
   if (!res.has_content_length() && res.result() != status::no_content) res.prepare_payload();
   const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   deps_->metrics.request_latency(kHttpFrontend, route_, seconds);
-  (*done_)(std::move(res));
+  done_(std::move(res));
 }
 
 void Reply::json(status st, const boost::json::value& body) const {
-  Response res{st, version_};
+  json_text(st, boost::json::serialize(body));
+}
+
+void Reply::json_text(status st, std::string body) const {
+  Response res = response(st);
   res.set(field::content_type, kJson);
   res.set(field::cache_control, "no-store");
-  res.body() = boost::json::serialize(body);
+  res.body() = std::move(body);
   res.prepare_payload();
   send(std::move(res));
 }
 
 void Reply::no_content() const {
-  Response res{status::no_content, version_};
+  Response res = response(status::no_content);
   res.set(field::cache_control, "no-store");
   send(std::move(res));
 }
@@ -57,7 +71,7 @@ void Reply::no_content() const {
 void Reply::fail(const Error& e, std::string_view allow) const {
   const auto m = map_error(e.code);
   deps_->metrics.error(kHttpFrontend, m.code);
-  Response res{m.status, version_};
+  Response res = response(m.status);
   res.set(field::content_type, kJson);
   res.set(field::cache_control, "no-store");
   if (!allow.empty()) res.set(field::allow, allow);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 
@@ -19,9 +20,10 @@ inline constexpr std::string_view kHttpFrontend = "http";
 
 /// Builds the responses to one request and reports each to the metrics (latency under the
 /// route's label, errors under their code). Copyable, so it rides in the engine's callbacks;
-/// the copies share `done`, which runs once. Holds `deps` by reference (it outlives every
-/// request). Thread safety: one request's copies answer once, on the session's strand (engine
-/// callbacks are wrapped by resume()).
+/// each copy holds `done` (the session's is a reference, copied without allocating) and one of
+/// them calls it, once. Holds `deps` by reference (it outlives every request). Thread safety: one
+/// request's copies answer once, on the session's strand (engine callbacks are wrapped by
+/// resume()).
 class Reply {
  public:
   Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done,
@@ -40,6 +42,8 @@ class Reply {
   /// Sends `res` with the request's version and keep-alive, and the Server header.
   void send(Response res) const;
   void json(boost::beast::http::status st, const boost::json::value& body) const;
+  /// As json(), with the body already written as JSON text.
+  void json_text(boost::beast::http::status st, std::string body) const;
   void no_content() const;
   /// The error's row of error_mapping as a JSON error body; `allow` fills the Allow header
   /// of a 405. A not_leader answer names the leader, when the gate knows it.
@@ -49,12 +53,16 @@ class Reply {
  private:
   using Clock = std::chrono::steady_clock;
 
+  // A response with the request's version whose fields use the request's pool.
+  [[nodiscard]] Response response(boost::beast::http::status st) const;
+
   const HttpDeps* deps_;
+  std::pmr::memory_resource* pool_;  // the session's, for the response's fields; null: heap
   unsigned version_;
   bool keep_alive_;
   Clock::time_point start_;
   std::string_view route_ = "unmatched";
-  std::shared_ptr<std::function<void(Response)>> done_;
+  std::function<void(Response)> done_;
   std::shared_ptr<net::Handoff> handoff_;
 };
 

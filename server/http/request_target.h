@@ -2,6 +2,7 @@
 // still percent-encoded (literal route segments match them as sent), query decoded.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <map>
 #include <string>
 #include <string_view>
@@ -20,7 +21,8 @@ struct RequestTarget {
   bool origin_form = false;
   /// The path split at its '/' delimiters, still percent-encoded: "/v1/sequences/a%2Fb" is
   /// {"v1", "sequences", "a%2Fb"}. Dot segments are kept as sent, never resolved.
-  std::vector<std::string_view> segments;
+  /// Inline up to eight segments: the API's paths have at most five.
+  boost::container::small_vector<std::string_view, 8> segments;
   QueryParams query;
 };
 

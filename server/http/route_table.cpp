@@ -108,24 +108,30 @@ std::span<const Route> route_table() { return kRoutes; }
 bool match_pattern(std::string_view pattern, std::span<const std::string_view> segments,
                    PathParams* params) {
   pattern.remove_prefix(1);  // every pattern starts with '/'
-  std::size_t i = 0;
+  // First the shape, without decoding anything: most rows a request is tried against fail.
+  std::size_t count = 0;
+  for (std::string_view rest = pattern;; ++count) {
+    const auto slash = rest.find('/');
+    const auto expected = rest.substr(0, slash);
+    if (count == segments.size()) return false;
+    const auto segment = segments[count];
+    if (is_placeholder(expected) ? segment.empty() : segment != expected) return false;
+    if (slash == std::string_view::npos) break;
+    rest.remove_prefix(slash + 1);
+  }
+  if (count + 1 != segments.size()) return false;
+  if (params == nullptr) return true;
   PathParams found;
-  while (true) {
+  for (std::size_t i = 0;; ++i) {
     const auto slash = pattern.find('/');
     const auto expected = pattern.substr(0, slash);
-    if (i == segments.size()) return false;
-    const auto segment = segments[i++];
     if (is_placeholder(expected)) {
-      if (segment.empty()) return false;
-      found.add(expected.substr(1, expected.size() - 2), decode_segment(segment));
-    } else if (segment != expected) {
-      return false;
+      found.add(expected.substr(1, expected.size() - 2), decode_segment(segments[i]));
     }
     if (slash == std::string_view::npos) break;
     pattern.remove_prefix(slash + 1);
   }
-  if (i != segments.size()) return false;
-  if (params != nullptr) *params = std::move(found);
+  *params = std::move(found);
   return true;
 }
 
@@ -134,12 +140,14 @@ RouteMatch match_route(std::span<const Route> table, verb method, const RequestT
   if (!target.origin_form) return m;
   std::vector<verb> allowed;
   for (const auto& row : table) {
-    PathParams params;
-    if (!match_pattern(row.pattern, target.segments, &params)) continue;
+    // The placeholders are decoded only for the row that answers.
+    if (row.segment_count != target.segments.size() ||
+        !match_pattern(row.pattern, target.segments, nullptr)) {
+      continue;
+    }
     if (m.path_route == nullptr) m.path_route = &row;
-    if (row.methods.contains(method)) {
+    if (row.methods.contains(method) && match_pattern(row.pattern, target.segments, &m.params)) {
       m.route = &row;
-      m.params = std::move(params);
       return m;
     }
     for (auto v : row.methods.members()) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <boost/beast/http/verb.hpp>
+#include <boost/container/small_vector.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
@@ -35,7 +37,8 @@ class MethodSet {
   std::uint64_t bits_ = 0;
 };
 
-/// The decoded `{placeholder}` segments of a matched pattern.
+/// The decoded `{placeholder}` segments of a matched pattern. No pattern has more than two,
+/// so they live inline (no heap allocation on the request path).
 class PathParams {
  public:
   void add(std::string_view placeholder, std::string value) {
@@ -45,7 +48,7 @@ class PathParams {
   [[nodiscard]] const std::string& get(std::string_view placeholder) const;
 
  private:
-  std::vector<std::pair<std::string_view, std::string>> values_;
+  boost::container::small_vector<std::pair<std::string_view, std::string>, 2> values_;
 };
 
 /// What a handler reads: the request, its decoded path parameters and query.
@@ -75,6 +78,13 @@ struct QueryRule {
 inline constexpr QueryRule kNoQuery{};
 inline constexpr QueryRule kAnyQuery{{}, true};
 
+/// The number of '/'-separated segments of a path pattern ("/v1/sequences/{name}" has 3).
+constexpr std::size_t count_segments(std::string_view pattern) {
+  std::size_t n = 0;
+  for (const char c : pattern) n += c == '/' ? 1 : 0;
+  return n;
+}
+
 /// One route. `pattern` is a path whose `{name}` segments match any non-empty segment (the
 /// value is percent-decoded; "%2F" stays inside it); other segments match as sent.
 struct Route {
@@ -86,6 +96,8 @@ struct Route {
   Handler handler;
   Access access = Access::kToken;
   QueryRule query = kNoQuery;
+  /// Computed from `pattern`: the router skips rows of another length without reading them.
+  std::size_t segment_count = count_segments(pattern);
 };
 
 /// Every route of the API, in the order its Allow headers list the methods. A constant table:

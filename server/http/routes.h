@@ -17,6 +17,7 @@
 #include "server/core/serving_gate.h"
 #include "server/core/ticket_service.h"
 #include "server/core/worker_pool_service.h"
+#include "server/http/fields_allocator.h"
 #include "server/metrics/metrics.h"
 #include "server/net/handoff.h"
 #include "server/net/session_registry.h"
@@ -25,8 +26,10 @@ namespace ticketd::http {
 
 namespace beast = boost::beast;
 
-using Request = beast::http::request<beast::http::string_body>;
-using Response = beast::http::response<beast::http::string_body>;
+/// Header fields whose memory comes from the session's pool (FieldsAllocator).
+using Fields = beast::http::basic_fields<FieldsAllocator<char>>;
+using Request = beast::http::request<beast::http::string_body, Fields>;
+using Response = beast::http::response<beast::http::string_body, Fields>;
 
 /// Settings of the HTTP front end (from the `http:` section of the config).
 struct HttpOptions {

@@ -40,7 +40,7 @@ void post_next(const Reply& reply, const RouteRequest& in) {
       name, n, reply.resume<DetailedResult<Block>>([reply, name](DetailedResult<Block> r) {
         if (!r) return reply.fail(r.error());
         reply.deps().metrics.ids_issued(name, kHttpFrontend, r->count);
-        reply.json(status::ok, block_ids_json(name, *r));
+        reply.json_text(status::ok, block_ids_text(name, *r));
       }));
 }
 

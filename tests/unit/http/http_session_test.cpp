@@ -135,6 +135,25 @@ TEST(HttpSession, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_EQ(read_response(s, buf).body(), R"({"status":"ok"})");
 }
 
+// The session parses what it has read and reads more when the parser needs it: a request
+// arriving a byte at a time (header, then body) is answered like one that arrives whole.
+TEST(HttpSession, ARequestArrivingAByteAtATimeIsAnswered) {
+  Loopback lb;
+  auto s = lb.connect();
+  s.set_option(tcp::no_delay(true));
+  beast::flat_buffer buf;
+  const std::string request = next_request(2);
+  for (const char c : request) send(s, std::string_view(&c, 1));
+  EXPECT_EQ(read_response(s, buf).body(), R"({"sequence":"Tickets64","ids":["1","2"]})");
+  // And a chunked one, split inside its chunk framing.
+  const std::string chunked =
+      "POST /v1/sequences/Tickets64/next HTTP/1.1\r\nHost: x\r\n"
+      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\n{\"cou\r\n6\r\nnt\":1}\r\n0\r\n\r\n";
+  for (const char c : chunked) send(s, std::string_view(&c, 1));
+  EXPECT_EQ(read_response(s, buf).body(), R"({"sequence":"Tickets64","ids":["3"]})");
+}
+
 TEST(HttpSession, OversizedBodyIs413AndCloses) {
   HttpOptions o;
   o.body_limit = 1024;

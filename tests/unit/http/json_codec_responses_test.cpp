@@ -1,7 +1,9 @@
 // The response shapes of json_codec that routes_test does not pin byte for byte.
 #include <gtest/gtest.h>
 
+#include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
+#include <cstdint>
 #include <string>
 
 #include "server/http/json_codec.h"
@@ -38,11 +40,38 @@ TEST(JsonCodecResponses, ReservationOutcomesCarryTheReasonOnlyWhenVoid) {
 }
 
 TEST(JsonCodecResponses, IdsAreDecimalStrings) {
-  EXPECT_EQ(text(block_ids_json("T", Block{.first = 9007199254740993ULL, .step = 2, .count = 2})),
+  EXPECT_EQ(block_ids_text("T", Block{.first = 9007199254740993ULL, .step = 2, .count = 2}),
             R"({"sequence":"T","ids":["9007199254740993","9007199254740995"]})");
-  EXPECT_EQ(text(block_ids_json("T", Block{.first = 1, .step = 1, .count = 0})),
+  EXPECT_EQ(block_ids_text("T", Block{.first = 1, .step = 1, .count = 0}),
             R"({"sequence":"T","ids":[]})");
+  EXPECT_EQ(block_ids_text("Tickets64", Block{.first = 18446744073709551615ULL, .count = 1}),
+            R"({"sequence":"Tickets64","ids":["18446744073709551615"]})");
   EXPECT_EQ(text(text_ids_json("U", {"a", "b"})), R"({"sequence":"U","ids":["a","b"]})");
+}
+
+// block_ids_text writes its text without a DOM: the same bytes boost::json::serialize gives
+// for the same object, whatever the sequence name holds.
+TEST(JsonCodecResponses, BlockIdsTextIsWhatTheDomSerializes) {
+  const std::string every_byte = [] {
+    std::string s;
+    for (int c = 0; c < 256; ++c) s += static_cast<char>(c);
+    return s;
+  }();
+  const std::string_view names[] = {
+      "", "a", "quote\"and\\back/slash", "tab\tnl\n", "\x01\x1f\x7f", "caf\xc3\xa9", every_byte};
+  const Block blocks[] = {{.first = 0, .step = 1, .count = 1},
+                          {.first = 7, .step = 3, .count = 4},
+                          {.first = 1, .step = 1, .count = 0}};
+  for (const auto name : names) {
+    for (const auto& block : blocks) {
+      boost::json::array ids;
+      for (std::uint64_t i = 0; i < block.count; ++i) {
+        ids.emplace_back(std::to_string(block.first + i * block.step));
+      }
+      const boost::json::object dom{{"sequence", name}, {"ids", std::move(ids)}};
+      EXPECT_EQ(block_ids_text(name, block), text(dom)) << name;
+    }
+  }
 }
 
 TEST(JsonCodecResponses, GaplessDescriptionHasNullUntilTheFirstCommit) {

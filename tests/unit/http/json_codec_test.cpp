@@ -20,6 +20,20 @@ TEST(JsonCodec, EmptyBodyIsAnEmptyObject) {
   EXPECT_TRUE(r->empty());
 }
 
+// "{}" is read without the JSON parser; the answers stay the parser's.
+TEST(JsonCodec, EmptyObjectsWithOrWithoutSpacesAreEmptyObjects) {
+  for (std::string_view body : {"{}", " {}", "{ }", "\t{\r\n}\n", "  {  }  "}) {
+    auto r = parse_object(body);
+    ASSERT_TRUE(r) << body;
+    EXPECT_TRUE(r->empty()) << body;
+  }
+  for (std::string_view body : {" ", "\n", "{", "}", "{}}", "{} x", "{}{}", "{\v}"}) {
+    auto r = parse_object(body);
+    ASSERT_FALSE(r) << body;
+    EXPECT_EQ(r.error().code, HttpErrc::kMalformed) << body;
+  }
+}
+
 TEST(JsonCodec, NotJsonIsMalformedNotAnObjectIsInvalid) {
   EXPECT_EQ(parse_object("{").error().code, HttpErrc::kMalformed);
   EXPECT_EQ(parse_object("[1]").error().code, HttpErrc::kInvalidField);

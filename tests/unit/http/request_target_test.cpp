@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/url/parse.hpp>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,36 @@ TEST(RequestTarget, SplitsTheEncodedPathAtItsSlashes) {
   // Dot segments reach the router as sent; Boost.URL's segment view would hide a leading "/.".
   EXPECT_EQ(segments_of("/./healthz"), (V{".", "healthz"}));
   EXPECT_EQ(segments_of("/v1/sequences/.."), (V{"v1", "sequences", ".."}));
+}
+
+// Plain paths (no '%', '?' or '#') are split without Boost.URL; the answer is the one
+// Boost.URL gives, for every character such a path may hold.
+TEST(RequestTarget, PlainPathsSplitAsBoostUrlSplitsThem) {
+  const std::string plain = "abcxyzABCXYZ0189-._~!$&'()*+,;=:@";
+  std::vector<std::string> targets = {
+      "/", "//", "/v1/sequences/Tickets64/next", "/a//b/", "/.", "/..", "/./healthz"};
+  for (const char c : plain) {
+    targets.push_back(std::string("/") + c);
+    targets.push_back(std::string("/v1/") + c + "x/" + c);
+  }
+  for (const auto& target : targets) {
+    auto origin = boost::urls::parse_origin_form(target);
+    ASSERT_TRUE(origin) << target;
+    EXPECT_TRUE(origin->encoded_query().empty()) << target;
+    std::vector<std::string> expected;
+    std::string_view path = origin->encoded_path();
+    path.remove_prefix(1);
+    for (auto slash = path.find('/');; slash = path.find('/')) {
+      expected.emplace_back(path.substr(0, slash));
+      if (slash == std::string_view::npos) break;
+      path.remove_prefix(slash + 1);
+    }
+    auto t = parse_request_target(target);
+    ASSERT_TRUE(t) << target;
+    EXPECT_TRUE(t->origin_form) << target;
+    EXPECT_TRUE(t->query.empty()) << target;
+    EXPECT_EQ(std::vector<std::string>(t->segments.begin(), t->segments.end()), expected) << target;
+  }
 }
 
 TEST(RequestTarget, DecodesSegmentsWithoutTurningPlusIntoSpace) {

@@ -157,6 +157,23 @@ TEST(RouteTable, AMethodNotInTheRowsIs405WithAllowBuiltFromTheTable) {
   ASSERT_EQ(e.call(make_request(verb::get, "/nowhere")).result(), status::not_found);
 }
 
+static_assert(count_segments("/healthz") == 1);
+static_assert(count_segments("/v1/sequences/{name}/next") == 4);
+
+// The router skips rows by their segment count: each row's must be its pattern's.
+TEST(RouteTable, EveryRowKnowsTheLengthOfItsPattern) {
+  for (const auto& row : route_table()) {
+    std::vector<std::string_view> segments;
+    for (std::string_view rest = row.pattern.substr(1);;) {
+      const auto slash = rest.find('/');
+      segments.push_back(rest.substr(0, slash));
+      if (slash == std::string_view::npos) break;
+      rest.remove_prefix(slash + 1);
+    }
+    EXPECT_EQ(row.segment_count, segments.size()) << row.pattern;
+  }
+}
+
 TEST(RouteTable, AllowListsTheMethodsOfEveryRowOfAPattern) {
   constexpr Handler kNothing = [](const Reply&, const RouteRequest&) {};
   const Route table[] = {

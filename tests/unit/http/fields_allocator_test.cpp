@@ -1,0 +1,125 @@
+#include "server/http/fields_allocator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <memory_resource>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "server/http/routes.h"
+#include "tests/unit/http/http_fixture.h"
+
+namespace ticketd::http {
+namespace {
+
+using beast::http::field;
+using beast::http::status;
+using beast::http::verb;
+
+// A memory resource that counts what it hands out and gets back (over the heap).
+class CountingResource : public std::pmr::memory_resource {
+ public:
+  std::size_t allocations = 0;
+  std::size_t outstanding = 0;
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t align) override {
+    ++allocations;
+    ++outstanding;
+    return std::pmr::new_delete_resource()->allocate(bytes, align);
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
+    --outstanding;
+    std::pmr::new_delete_resource()->deallocate(p, bytes, align);
+  }
+  [[nodiscard]] bool do_is_equal(const memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+};
+
+Response pooled_response(CountingResource& pool) {
+  Response res{std::piecewise_construct, std::make_tuple(),
+               std::make_tuple(FieldsAllocator<char>(&pool))};
+  res.result(status::ok);
+  res.set(field::server, "ticketd");
+  res.set(field::content_type, "application/json");
+  return res;
+}
+
+TEST(FieldsAllocator, FieldsComeFromThePoolAndGoBackToIt) {
+  CountingResource pool;
+  {
+    Response res = pooled_response(pool);
+    EXPECT_GE(pool.allocations, 2U);
+    EXPECT_EQ(res[field::server], "ticketd");
+  }
+  EXPECT_EQ(pool.outstanding, 0U);
+}
+
+TEST(FieldsAllocator, AMoveKeepsThePoolACopyGoesToTheHeap) {
+  CountingResource pool;
+  {
+    Response res = pooled_response(pool);
+    const std::size_t before = pool.allocations;
+    Response moved;  // as PendingResult keeps a value: default-constructed, then assigned
+    moved = std::move(res);
+    EXPECT_EQ(moved.get_allocator().pool(), &pool);
+    EXPECT_EQ(pool.allocations, before);  // nothing copied
+    EXPECT_EQ(moved[field::content_type], "application/json");
+
+    const Response copy = moved;  // NOLINT(performance-unnecessary-copy-initialization)
+    EXPECT_EQ(copy.get_allocator().pool(), nullptr);
+    EXPECT_EQ(pool.allocations, before);
+    EXPECT_EQ(copy[field::server], "ticketd");
+  }
+  EXPECT_EQ(pool.outstanding, 0U);
+}
+
+TEST(FieldsAllocator, WithoutAPoolFieldsUseTheHeap) {
+  Response res{status::ok, 11};
+  res.set(field::server, "ticketd");
+  EXPECT_EQ(res.get_allocator().pool(), nullptr);
+  EXPECT_EQ(res[field::server], "ticketd");
+}
+
+// A response that outlives its session (kept by a handler a torn-down io_context destroys
+// later) still frees into a live pool: the pool goes with its last block.
+TEST(FieldsAllocator, APoolLivesUntilItsOwnerAndEveryBlockAreGone) {
+  std::optional<Response> late;
+  {
+    const FieldsPool::Owner pool = FieldsPool::make_owned();
+    Response res{std::piecewise_construct, std::make_tuple(),
+                 std::make_tuple(FieldsAllocator<char>(pool.get()))};
+    res.set(field::server, "ticketd");
+    late.emplace(std::move(res));
+  }
+  EXPECT_EQ((*late)[field::server], "ticketd");
+  late->set(field::content_type, "application/json");  // the pool still serves
+  late.reset();  // the last block back: the pool is deleted (ASan checks)
+  { const FieldsPool::Owner unused = FieldsPool::make_owned(); }
+}
+
+// A session gives its pool to each request; the response's fields come from the same pool.
+TEST(FieldsAllocator, TheResponseUsesThePoolOfItsRequest) {
+  CountingResource pool;
+  {
+    testing::HttpEngine e;
+    Request req{std::piecewise_construct, std::make_tuple(),
+                std::make_tuple(FieldsAllocator<char>(&pool))};
+    req.method(verb::post);
+    req.target("/v1/sequences/Tickets64/next");
+    req.version(11);
+    req.set(field::host, "localhost");
+    const Response res = e.call(std::move(req));
+    EXPECT_EQ(res.result(), status::ok);
+    EXPECT_EQ(res.get_allocator().pool(), &pool);
+    EXPECT_EQ(res[field::server], "ticketd");
+    EXPECT_EQ(res.body(), R"({"sequence":"Tickets64","ids":["1"]})");
+  }
+  EXPECT_EQ(pool.outstanding, 0U);
+}
+
+}  // namespace
+}  // namespace ticketd::http
