@@ -247,8 +247,9 @@ TEST(RouteTable, AFencedWriteIsNotLeaderNamingTheLeader) {
   e.deps.gate = &closed.gate;
   std::optional<Response> answer;
   const auto req = make_request(verb::post, "/v1/sequences/Tickets64/next");
-  Reply reply(e.deps, req, [&answer](Response r) { answer = std::move(r); },
-              std::make_shared<net::Handoff>());
+  Reply reply(
+      e.deps, req, [&answer](Response r) { answer = std::move(r); },
+      std::make_shared<net::Handoff>());
   reply.fail(Error{StorageErrc::kFenced, "etcd store: this instance is not the elected leader"});
   ASSERT_TRUE(answer);
   EXPECT_EQ(answer->result(), status::service_unavailable);
