@@ -22,6 +22,7 @@ enum class GaplessOrder { kRelaxed, kStrict };
 enum class SnowflakeFieldOrder { kTimeWorkerSequence, kTimeSequenceWorker };  // or Sonyflake's
 enum class WorkerSource { kStatic, kEnv, kEtcd };
 enum class ClockPolicy { kFail, kWait, kLogical };
+enum class AuthPlugin { kNativePassword, kCachingSha2Password };
 
 struct ListenAddress {
   std::string host = "127.0.0.1";
@@ -29,15 +30,33 @@ struct ListenAddress {
   [[nodiscard]] std::string to_string() const;
 };
 
+/// A user's secret is given one of two ways (never logged either way): `password` in clear, or
+/// `password_hash`, the verifier of its plugin: "*" and 40 hex digits (SHA1(SHA1(password)), as
+/// MySQL prints it) for mysql_native_password, "sha256x2:" and 64 hex digits
+/// (SHA256(SHA256(password))) for caching_sha2_password. `ticketd hash-password` prints both.
 struct MySqlUser {
   std::string name;
-  std::string password;  // never logged
+  std::string password;       // empty when password_hash is given
+  std::string password_hash;  // empty when password is given; the form was checked
+  AuthPlugin plugin = AuthPlugin::kNativePassword;  // given, implied by the hash, or the default
+};
+
+/// `tls:` of a front end: the server's certificate chain and key (PEM), and optionally the CAs
+/// that client certificates must chain to.
+struct TlsConfig {
+  std::string cert_file;
+  std::string key_file;
+  std::string ca_file;               // empty: client certificates are not asked for
+  bool require_client_cert = false;  // needs ca_file
 };
 
 struct MySqlConfig {
   ListenAddress listen{"127.0.0.1", 3306};
   std::string database = "tickets";
   std::vector<MySqlUser> users;
+  AuthPlugin default_auth_plugin = AuthPlugin::kNativePassword;  // named in the greeting
+  std::optional<TlsConfig> tls;                                  // CLIENT_SSL is offered when set
+  bool require_secure_transport = false;  // refuse logins outside TLS (needs tls)
   std::uint32_t max_connections = 10000;
   std::chrono::seconds wait_timeout{28800};
   std::uint32_t max_allowed_packet = 16 * 1024 * 1024;
@@ -49,7 +68,10 @@ struct MySqlConfig {
 
 struct HttpConfig {
   ListenAddress listen{"127.0.0.1", 8080};
-  std::vector<std::string> tokens;  // never logged
+  /// Bearer tokens, never logged: in clear (16 characters or more) or as "sha256:" and the hex
+  /// SHA-256 of the token (`ticketd hash-token` prints it).
+  std::vector<std::string> tokens;
+  std::optional<TlsConfig> tls;  // HTTPS when set
   std::uint64_t max_block_size = 100000;
   bool metrics_public = false;
   std::uint32_t max_connections = 1000;
@@ -121,6 +143,10 @@ struct StorageConfig {
   int line = 0;
 };
 
+struct SecurityConfig {
+  bool strict_config_permissions = false;  // refuse (not just warn) a readable file with secrets
+};
+
 struct Config {
   std::string data_dir = "./data";  // unused (and not locked) with storage.engine etcd
   unsigned threads = 0;             // 0: one per core
@@ -130,6 +156,7 @@ struct Config {
   Defaults defaults;
   SnowflakeConfig snowflake;
   StorageConfig storage;
+  SecurityConfig security;
   std::vector<SequenceConfig> sequences;
   std::vector<WorkerPoolConfig> worker_pools;
 };
@@ -139,6 +166,12 @@ using ::ticketd::parse_utc_ms;
 
 /// The password the shipped config uses; refused on a non-loopback MySQL listen address.
 inline constexpr const char* kDefaultPassword = "ticket";
+/// The prefixes of hashed secrets.
+inline constexpr std::string_view kSha256x2Prefix = "sha256x2:";
+inline constexpr std::string_view kTokenSha256Prefix = "sha256:";
+
+/// True when the config holds a password or token in clear (a reason to keep the file private).
+[[nodiscard]] bool has_plaintext_secrets(const Config& config);
 
 /// The naming rule for sequences and worker pools: returns the problem with a name, or empty.
 /// The rule itself lives in the core (ticketd::validate_name) so that the config, the HTTP API

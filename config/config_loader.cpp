@@ -1,5 +1,6 @@
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <filesystem>
@@ -7,8 +8,10 @@
 #include <initializer_list>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include "config/config.h"
 #include "server/base/gapless_bounds.h"
@@ -41,6 +44,9 @@ constexpr Word<SnowflakeFieldOrder> kFieldOrders[] = {
     {"time_sequence_worker", SnowflakeFieldOrder::kTimeSequenceWorker}};
 constexpr Word<WorkerSource> kWorkerSources[] = {
     {"static", WorkerSource::kStatic}, {"env", WorkerSource::kEnv}, {"etcd", WorkerSource::kEtcd}};
+constexpr Word<AuthPlugin> kAuthPlugins[] = {
+    {"mysql_native_password", AuthPlugin::kNativePassword},
+    {"caching_sha2_password", AuthPlugin::kCachingSha2Password}};
 constexpr Word<ClockPolicy> kClockPolicies[] = {
     {"fail", ClockPolicy::kFail}, {"wait", ClockPolicy::kWait}, {"logical", ClockPolicy::kLogical}};
 
@@ -232,7 +238,7 @@ class Loader {
     }
     if (!expect_map(root, "",
                     {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "snowflake",
-                     "storage", "sequences", "worker_pools"})) {
+                     "storage", "security", "sequences", "worker_pools"})) {
       return c;
     }
     get_string(root, "", "data_dir", c.data_dir);
@@ -245,6 +251,12 @@ class Loader {
     if (auto d = root["defaults"]) load_defaults(d, c.defaults);
     if (auto sf = root["snowflake"]) load_snowflake(sf, c.snowflake);
     if (auto st = root["storage"]) load_storage(st, c.storage);
+    if (auto sec = root["security"]) {
+      if (expect_map(sec, "security", {"strict_config_permissions"})) {
+        get_bool(sec, "security", "strict_config_permissions",
+                 c.security.strict_config_permissions);
+      }
+    }
     if (auto s = root["sequences"]) load_sequences(s, c);
     if (auto w = root["worker_pools"]) load_worker_pools(w, c);
     if (c.storage.engine == StorageEngine::kEtcd) {
@@ -269,7 +281,8 @@ class Loader {
   void load_mysql(const YAML::Node& node, MySqlConfig& m) {
     const std::string p = "mysql";
     if (!expect_map(node, p,
-                    {"listen", "database", "users", "max_connections", "wait_timeout",
+                    {"listen", "database", "users", "default_auth_plugin", "tls",
+                     "require_secure_transport", "max_connections", "wait_timeout",
                      "max_allowed_packet", "max_prepared_stmt_count", "net_read_timeout",
                      "connection_memory_limit", "global_connection_memory_limit"})) {
       return;
@@ -286,6 +299,16 @@ class Loader {
              std::uint64_t{1} << 40);
     get_uint(node, p, "global_connection_memory_limit", m.global_connection_memory_limit, 1024,
              std::uint64_t{1} << 40);
+    get_word(node, p, "default_auth_plugin", kAuthPlugins, m.default_auth_plugin,
+             [](const std::string&) {
+               return "expected mysql_native_password or caching_sha2_password";
+             });
+    if (auto tls = node["tls"]) m.tls = load_tls(tls, "mysql.tls");
+    get_bool(node, p, "require_secure_transport", m.require_secure_transport);
+    if (m.require_secure_transport && !m.tls) {
+      error(node["require_secure_transport"], "mysql.require_secure_transport",
+            "needs mysql.tls (no client could log in)");
+    }
     if (auto users = node["users"]) {
       if (!users.IsSequence()) {
         error(users, "mysql.users", "expected a list of {name, password}");
@@ -295,15 +318,40 @@ class Loader {
       for (std::size_t i = 0; i < users.size(); ++i) {
         const auto u = users[i];
         const std::string up = "mysql.users[" + std::to_string(i) + "]";
-        if (!expect_map(u, up, {"name", "password"})) continue;
+        if (!expect_map(u, up, {"name", "password", "password_hash", "plugin"})) continue;
         MySqlUser user;
         if (!get_string(u, up, "name", user.name) || user.name.empty()) {
           error(u, up + ".name", "a user needs a non-empty name (no anonymous logins)");
           continue;
         }
-        if (!get_string(u, up, "password", user.password)) {
-          error(u, up + ".password", "a user needs a password");
+        const bool clear = get_string(u, up, "password", user.password);
+        const bool hashed = get_string(u, up, "password_hash", user.password_hash);
+        if (clear == hashed) {
+          error(u, up, "a user needs exactly one of password and password_hash");
           continue;
+        }
+        std::optional<AuthPlugin> implied;
+        if (hashed) {
+          implied = hash_plugin(user.password_hash);
+          if (!implied) {
+            error(u["password_hash"], up + ".password_hash",
+                  "expected '*' and 40 hex digits (mysql_native_password) or 'sha256x2:' and 64 "
+                  "hex digits (caching_sha2_password); `ticketd hash-password` prints both");
+            continue;
+          }
+        }
+        user.plugin = implied.value_or(m.default_auth_plugin);
+        if (u["plugin"]) {
+          AuthPlugin named = user.plugin;
+          const bool known = get_word(u, up, "plugin", kAuthPlugins, named, [](const std::string&) {
+            return "expected mysql_native_password or caching_sha2_password";
+          });
+          if (!known) continue;
+          if (implied && named != *implied) {
+            error(u["plugin"], up + ".plugin", "does not match the form of password_hash");
+            continue;
+          }
+          user.plugin = named;
         }
         if (!seen.emplace(user.name, u.Mark().line + 1).second) {
           error(u, up + ".name", "duplicate user '" + user.name + "'");
@@ -314,11 +362,48 @@ class Loader {
     }
   }
 
+  // Which plugin a password_hash is the verifier of, by its form; nullopt for neither form.
+  static std::optional<AuthPlugin> hash_plugin(std::string_view hash) {
+    const auto hex = [](std::string_view s, std::size_t n) {
+      return s.size() == n && std::all_of(s.begin(), s.end(), [](char ch) {
+               return std::isxdigit(static_cast<unsigned char>(ch)) != 0;
+             });
+    };
+    if (hash.starts_with('*') && hex(hash.substr(1), 40)) return AuthPlugin::kNativePassword;
+    if (hash.starts_with(kSha256x2Prefix) && hex(hash.substr(kSha256x2Prefix.size()), 64)) {
+      return AuthPlugin::kCachingSha2Password;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<TlsConfig> load_tls(const YAML::Node& node, const std::string& p) {
+    if (!expect_map(node, p, {"cert_file", "key_file", "ca_file", "require_client_cert"})) {
+      return std::nullopt;
+    }
+    TlsConfig t;
+    bool ok = true;
+    for (auto [key, out] : {std::pair{"cert_file", &t.cert_file}, {"key_file", &t.key_file}}) {
+      if (!get_string(node, p, key, *out) || out->empty()) {
+        error(node, join(p, key), "required: a PEM file");
+        ok = false;
+      }
+    }
+    get_string(node, p, "ca_file", t.ca_file);
+    get_bool(node, p, "require_client_cert", t.require_client_cert);
+    if (t.require_client_cert && t.ca_file.empty()) {
+      error(node["require_client_cert"], join(p, "require_client_cert"),
+            "needs ca_file (the CAs client certificates must chain to)");
+      ok = false;
+    }
+    if (!ok) return std::nullopt;
+    return t;
+  }
+
   void load_http(const YAML::Node& node, HttpConfig& h) {
     const std::string p = "http";
     if (!expect_map(node, p,
-                    {"listen", "tokens", "max_block_size", "metrics_public", "max_connections",
-                     "header_timeout_ms", "idle_timeout_ms"})) {
+                    {"listen", "tokens", "tls", "max_block_size", "metrics_public",
+                     "max_connections", "header_timeout_ms", "idle_timeout_ms"})) {
       return;
     }
     get_listen(node, p, h.listen);
@@ -328,6 +413,7 @@ class Loader {
     get_small_uint(node, p, "max_connections", h.max_connections, 1, 1000000);
     get_duration(node, p, "header_timeout_ms", h.header_timeout, 100, 600000);
     get_duration(node, p, "idle_timeout_ms", h.idle_timeout, 100, 3600000);
+    if (auto tls = node["tls"]) h.tls = load_tls(tls, "http.tls");
     if (auto tokens = node["tokens"]) {
       if (!tokens.IsSequence()) {
         error(tokens, "http.tokens", "expected a list of strings");
@@ -337,6 +423,16 @@ class Loader {
         if (!tokens[i].IsScalar() || tokens[i].Scalar().size() < 16) {
           error(tokens[i], "http.tokens[" + std::to_string(i) + "]",
                 "expected a string of at least 16 characters");
+          continue;
+        }
+        const std::string_view t = tokens[i].Scalar();
+        if (t.starts_with(kTokenSha256Prefix) &&
+            (t.size() != kTokenSha256Prefix.size() + 64 ||
+             !std::all_of(t.begin() + kTokenSha256Prefix.size(), t.end(), [](char ch) {
+               return std::isxdigit(static_cast<unsigned char>(ch)) != 0;
+             }))) {
+          error(tokens[i], "http.tokens[" + std::to_string(i) + "]",
+                "'sha256:' must be followed by 64 hex digits (`ticketd hash-token` prints them)");
           continue;
         }
         h.tokens.push_back(tokens[i].Scalar());
@@ -651,11 +747,22 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
+bool has_plaintext_secrets(const Config& c) {
+  for (const auto& u : c.mysql.users) {
+    if (u.password_hash.empty()) return true;
+  }
+  for (const auto& t : c.http.tokens) {
+    if (!t.starts_with(kTokenSha256Prefix)) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> check_exposure(const Config& c) {
   std::vector<std::string> problems;
   if (!is_loopback(c.mysql.listen.host)) {
     for (const auto& u : c.mysql.users) {
-      if (u.password == kDefaultPassword || u.password.empty()) {
+      // A hash of the default password is checked where hashes are computed (server/app).
+      if (u.password_hash.empty() && (u.password == kDefaultPassword || u.password.empty())) {
         problems.push_back("mysql.listen " + c.mysql.listen.to_string() +
                            " is not a loopback address and user '" + u.name +
                            "' has the default or an empty password; set a real password");

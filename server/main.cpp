@@ -12,6 +12,7 @@
 #include "server/app/config_mapping.h"
 #include "server/app/daemon.h"
 #include "server/app/fd_limit.h"
+#include "server/app/secrets.h"
 #include "server/app/verify.h"
 #include "server/base/log.h"
 #include "server/core/sequence_spec.h"
@@ -26,6 +27,7 @@ constexpr const char* kUsage =
     "usage: ticketd --config FILE [--data-dir DIR] [--mysql-listen HOST:PORT]\n"
     "               [--http-listen HOST:PORT]\n"
     "       ticketd verify --data-dir DIR\n"
+    "       ticketd hash-password | hash-token   (the secret on stdin)\n"
     "       ticketd --help | --version\n"
     "\n"
     "  --config FILE            YAML configuration (see README.md for every key)\n"
@@ -33,7 +35,10 @@ constexpr const char* kUsage =
     "  --mysql-listen HOST:PORT overrides mysql.listen\n"
     "  --http-listen HOST:PORT  overrides http.listen\n"
     "  verify                   checks the stored invariants of a stopped server's data dir\n"
-    "                           (exit 0: they hold, 1: a violation, 3: cannot open)\n";
+    "                           (exit 0: they hold, 1: a violation, 3: cannot open)\n"
+    "  hash-password            reads a password from stdin, prints its password_hash for\n"
+    "                           mysql_native_password and caching_sha2_password\n"
+    "  hash-token               reads a bearer token from stdin, prints its http.tokens entry\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "ticketd: %s\n%s", message.c_str(), kUsage);
@@ -49,6 +54,12 @@ int main(int argc, char** argv) {
   std::string mysql_listen;
   std::string http_listen;
   bool verify = false;
+  if (argc == 2 && std::string_view(argv[1]) == "hash-password") {
+    return hash_password_command(stdin, stdout);
+  }
+  if (argc == 2 && std::string_view(argv[1]) == "hash-token") {
+    return hash_token_command(stdin, stdout);
+  }
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     auto value = [&](std::string& out) {
@@ -104,6 +115,14 @@ int main(int argc, char** argv) {
   override_listen(http_listen, "--http-listen", cfg.http.listen);
   if (loaded.config) {
     for (auto& p : config::check_exposure(cfg)) errors.push_back("refusing to start: " + p);
+    for (auto& p : exposed_default_hashes(cfg)) errors.push_back("refusing to start: " + p);
+    if (auto p = config_permission_problem(config_path, cfg)) {
+      if (cfg.security.strict_config_permissions) {
+        errors.push_back("refusing to start (security.strict_config_permissions): " + *p);
+      } else {
+        log::warn(*p);
+      }
+    }
   }
   if (!errors.empty()) {
     for (const auto& e : errors) std::fprintf(stderr, "ticketd: %s\n", e.c_str());

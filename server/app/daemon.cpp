@@ -36,10 +36,13 @@ unsigned thread_count(const config::Config& c) {
 int Daemon::run() {
   // The store, the group committer and the registry of sequences (loaded now with RocksDB,
   // on winning the election with etcd), the Snowflake generators and the worker pools.
+  // Certificates first: a bad one is found before the data dir is opened.
+  auto tls = load_tls(config_);
+  if (!tls) return failed(tls.error());
   auto opened = Engine::open(config_);
   if (!opened) return failed(opened.error());
   Engine& engine = **opened;
-  FrontEnds front_ends(config_, engine);
+  FrontEnds front_ends(config_, engine, *tls);
 
   // Declared after everything a session references: destroying the I/O contexts destroys the
   // frames of sessions still suspended at exit, and their destructors report to the registries,

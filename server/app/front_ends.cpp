@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/app/secrets.h"
 #include "server/base/log.h"
 #include "server/http/http_session.h"
 #include "server/mysql/metrics_hooks.h"
@@ -34,12 +35,17 @@ mysql::ServerSettings mysql_settings(const config::Config& c) {
   s.max_prepared_stmt_count = c.mysql.max_prepared_stmt_count;
   s.connection_memory_limit = c.mysql.connection_memory_limit;
   s.global_connection_memory_limit = c.mysql.global_connection_memory_limit;
+  s.tls = c.mysql.tls.has_value();
+  s.require_secure_transport = c.mysql.require_secure_transport;
+  s.default_auth_plugin = c.mysql.default_auth_plugin == config::AuthPlugin::kCachingSha2Password
+                              ? "caching_sha2_password"
+                              : "mysql_native_password";
   return s;
 }
 
 http::HttpOptions http_options(const config::Config& c) {
   http::HttpOptions o;
-  o.tokens = c.http.tokens;
+  o.tokens = token_verifiers(c);
   o.max_block_size = c.http.max_block_size;
   o.metrics_public = c.http.metrics_public;
   o.max_connections = c.http.max_connections;
@@ -75,12 +81,33 @@ asio::awaitable<void> drain_then_stop(net::IoPool& pool,
   pool.stop();
 }
 
+StartupResult<std::shared_ptr<asio::ssl::context>> tls_context(
+    const std::optional<config::TlsConfig>& tls, const char* where) {
+  if (!tls) return std::shared_ptr<asio::ssl::context>();
+  auto made = net::make_server_tls_context(
+      net::TlsFiles{tls->cert_file, tls->key_file, tls->ca_file, tls->require_client_cert});
+  if (!made.context) return StartupError{2, std::string(where) + ": " + made.error};
+  return made.context;
+}
+
 }  // namespace
 
-FrontEnds::FrontEnds(const config::Config& config, Engine& engine)
+StartupResult<TlsContexts> load_tls(const config::Config& config) {
+  TlsContexts out;
+  auto mysql_tls = tls_context(config.mysql.tls, "mysql.tls");
+  if (!mysql_tls) return mysql_tls.error();
+  out.mysql = *mysql_tls;
+  auto http_tls = tls_context(config.http.tls, "http.tls");
+  if (!http_tls) return http_tls.error();
+  out.http = *http_tls;
+  return out;
+}
+
+FrontEnds::FrontEnds(const config::Config& config, Engine& engine, const TlsContexts& tls)
     : metrics(engine.service(), engine.committer(), engine.clock()),
       auth_throttle(engine.clock()),
       settings(mysql_settings(config)),
+      login(login_policy(config)),
       uuids(engine.clock()),
       gate(serving_gate(config, engine.clock())),
       executor(engine.service(), settings, engine.clock(), mysql::metrics_hooks(metrics), &uuids,
@@ -88,7 +115,7 @@ FrontEnds::FrontEnds(const config::Config& config, Engine& engine)
       hooks{[this](std::string_view /*user*/) { metrics.auth_failure("mysql"); },
             [this](std::uint16_t code) { metrics.error("mysql", std::to_string(code)); }},
       mysql_deps{executor,
-                 users,
+                 login,
                  mysql_sessions,
                  next_connection_id,
                  hooks,
@@ -107,7 +134,8 @@ FrontEnds::FrontEnds(const config::Config& config, Engine& engine)
                 http_sessions,
                 [&committer = engine.committer()] { return committer.stats().last_commit_ok; },
                 http_options(config)} {
-  for (const auto& u : config.mysql.users) users[u.name] = mysql::double_sha1(u.password);
+  mysql_deps.tls = tls.mysql;
+  http_deps.tls = tls.http;
   mysql_deps.max_connections = config.mysql.max_connections;
   mysql_deps.auth_throttle = &auth_throttle;
   mysql_deps.wait_timeout = config.mysql.wait_timeout;

@@ -20,18 +20,27 @@
 #include "server/net/io_pool.h"
 #include "server/net/listener.h"
 #include "server/net/session_registry.h"
+#include "server/net/tls_context.h"
 
 namespace ticketd {
 
+/// The TLS contexts of the front ends that have `tls:` configured (null for the others).
+struct TlsContexts {
+  std::shared_ptr<boost::asio::ssl::context> mysql;
+  std::shared_ptr<boost::asio::ssl::context> http;
+};
+/// Reads every configured certificate and key; an unreadable or mismatched file fails start-up.
+[[nodiscard]] StartupResult<TlsContexts> load_tls(const config::Config& config);
+
 /// Everything a MySQL or HTTP session references: metrics, the auth throttle both share, the
-/// MySQL executor and user table, the lease log, the session registries and the serving gate
+/// MySQL executor and login policy, the lease log, the session registries and the serving gate
 /// (closed until elected with storage.engine etcd, always open with RocksDB). Built before the
 /// io_context and destroyed after it: destroying the io_context destroys the frames of sessions
 /// still suspended at exit, and their destructors report to the registries, the metrics and the
 /// executor. Members reference the engine and each other, so the object never moves.
 /// Thread safety: the members guard themselves; sessions use them from every I/O thread.
 struct FrontEnds {
-  FrontEnds(const config::Config& config, Engine& engine);
+  FrontEnds(const config::Config& config, Engine& engine, const TlsContexts& tls);
   FrontEnds(const FrontEnds&) = delete;
   FrontEnds& operator=(const FrontEnds&) = delete;
 
@@ -39,7 +48,7 @@ struct FrontEnds {
   // Failed logins and bad tokens, per client address, for both front ends.
   AuthThrottle auth_throttle;
   const mysql::ServerSettings settings;
-  mysql::UserTable users;
+  const mysql::LoginPolicy login;
   UuidV7Generator uuids;
   std::unique_ptr<ServingGate> gate;
   mysql::QueryExecutor executor;

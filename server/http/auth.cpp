@@ -6,6 +6,8 @@
 #include <array>
 #include <cctype>
 
+#include "server/base/hex.h"
+
 namespace ticketd::http {
 namespace {
 
@@ -16,6 +18,19 @@ std::array<unsigned char, SHA256_DIGEST_LENGTH> digest(std::string_view s) {
 }
 
 }  // namespace
+
+TokenDigest token_digest(std::string_view token) { return digest(token); }
+
+TokenVerifier::TokenVerifier(std::string_view entry) : digest_(digest(entry)) {
+  constexpr std::string_view kPrefix = "sha256:";
+  if (entry.starts_with(kPrefix)) {
+    if (auto d = from_hex<32>(entry.substr(kPrefix.size()))) digest_ = *d;
+  }
+}
+
+bool TokenVerifier::matches(const TokenDigest& presented) const {
+  return CRYPTO_memcmp(digest_.data(), presented.data(), digest_.size()) == 0;
+}
 
 bool constant_time_equals(std::string_view a, std::string_view b) {
   const auto da = digest(a);
@@ -39,11 +54,12 @@ std::optional<std::string_view> bearer_token(std::string_view authorization) {
   return rest;
 }
 
-bool authorized(const std::vector<std::string>& tokens, std::string_view authorization) {
+bool authorized(const std::vector<TokenVerifier>& tokens, std::string_view authorization) {
   const auto presented = bearer_token(authorization);
   if (!presented) return false;
+  const TokenDigest d = digest(*presented);
   bool ok = false;
-  for (const auto& t : tokens) ok |= constant_time_equals(*presented, t);
+  for (const auto& t : tokens) ok |= t.matches(d);
   return ok;
 }
 

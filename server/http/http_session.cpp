@@ -7,6 +7,7 @@
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/write.hpp>
@@ -116,9 +117,9 @@ beast::error_code parse_buffered(RequestParser& parser, beast::flat_buffer& buff
 
 // Reads until parse_buffered has what it needs, under the stream's current deadline (as
 // bhttp::async_read_header / async_read do).
-asio::awaitable<beast::error_code> read_request(beast::tcp_stream& stream,
-                                                beast::flat_buffer& buffer, RequestParser& parser,
-                                                Until until) {
+template <class Stream>
+asio::awaitable<beast::error_code> read_request(Stream& stream, beast::flat_buffer& buffer,
+                                                RequestParser& parser, Until until) {
   while (true) {
     auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunk), use_nothrow);
     if (ec) co_return end_of_input(ec, parser);
@@ -214,6 +215,141 @@ asio::awaitable<void> linger_and_close(beast::tcp_stream& stream) {
   stream.close();
 }
 
+// The request loop, on the TCP stream or on TLS over it (`tcp` is the lowest layer either way:
+// deadlines, half-close and close act on it).
+template <class Stream>
+asio::awaitable<void> serve_requests(Stream& io, beast::tcp_stream& tcp, HttpDeps& deps,
+                                     asio::steady_timer& throttle_timer, const std::string& peer) {
+  const auto ex = co_await asio::this_coro::executor;
+  const HttpOptions& o = deps.options;
+  beast::flat_buffer buffer;
+  auto pending = std::make_shared<net::PendingResult<Response>>(ex);
+  std::optional<decltype(pending->start())> completer;  // the current request's
+  auto handoff = std::make_shared<net::Handoff>(
+      [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); });
+  // Kept per connection and reused: the response's bytes, and the request's method and target
+  // for the log line of a refused token (made only then).
+  std::string wire;
+  std::string method;
+  std::string target;
+  // Every request's and response's header fields come from here and go back here (a pool:
+  // the blocks a request frees serve the next one). It outlives the session while any block
+  // is out (a response a torn-down io_context still holds).
+  const FieldsPool::Owner fields_pool = FieldsPool::make_owned();
+  const FieldsAllocator<char> fields_allocator(fields_pool.get());
+
+  for (bool first = true;; first = false) {
+    if (deps.sessions.stopping()) break;
+    if (buffer.size() == 0) {
+      // A new connection has header_timeout to send its first request; between requests a
+      // kept-alive connection may idle for idle_timeout.
+      tcp.expires_after(first ? o.header_timeout : o.idle_timeout);
+      auto [ec, n] = co_await io.async_read_some(buffer.prepare(kReadChunk), use_nothrow);
+      if (ec) {
+        log::debug("http session ended while idle: " + ec.message());
+        break;
+      }
+      buffer.commit(n);
+    }
+    RequestParser parser(std::piecewise_construct, std::make_tuple(),
+                         std::make_tuple(fields_allocator));
+    parser.header_limit(static_cast<std::uint32_t>(o.header_limit));
+    parser.body_limit(o.body_limit);
+    // The first request's header counts from accept (the deadline set above keeps running);
+    // a later one's from its first byte. The body then gets read_timeout.
+    if (!first) tcp.expires_after(o.header_timeout);
+    // Parsed from what was read; a coroutine only when more must be read.
+    beast::error_code ec = parse_buffered(parser, buffer, Until::kHeader);
+    if (ec == bhttp::error::need_more) {
+      ec = co_await read_request(io, buffer, parser, Until::kHeader);
+    }
+    std::optional<std::pair<HttpErrc, std::string>> refusal;
+    if (!ec) {
+      if (auto problem = transfer_encoding_problem(parser.get())) {
+        refusal.emplace(HttpErrc::kMalformed, std::move(*problem));
+      }
+    }
+    tcp.expires_after(o.read_timeout);
+    if (!ec && !refusal && !parser.is_done() &&
+        beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
+      // curl and others wait for this before sending a large body.
+      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
+      auto [cec, cn] = co_await bhttp::async_write(io, cont, use_nothrow);
+      ec = cec;
+    }
+    if (!ec && !refusal && !parser.is_done()) {
+      ec = parse_buffered(parser, buffer, Until::kBody);
+      if (ec == bhttp::error::need_more) {
+        ec = co_await read_request(io, buffer, parser, Until::kBody);
+      }
+    }
+    if (ec && !refusal) {
+      refusal = answer_for(ec, o);
+      if (!refusal) {
+        log::debug("http session ended while reading: " + ec.message());
+        break;
+      }
+    }
+    if (refusal) {
+      const auto& answer = refusal;
+      deps.metrics.error("http", map_error(answer->first).code);
+      auto res = error_response(answer->first, answer->second);
+      tcp.expires_after(o.read_timeout);
+      auto [wec, wn] = co_await bhttp::async_write(io, res, use_nothrow);
+      if (!wec) co_await linger_and_close(tcp);
+      break;
+    }
+
+    const bool presented_token = parser.get().count(bhttp::field::authorization) != 0;
+    method.assign(parser.get().method_string());
+    target.assign(parser.get().target());
+    if (deps.auth_throttle != nullptr) {
+      // After repeated bad tokens from this address, every request waits before it is
+      // handled (a timer: the I/O thread serves others meanwhile).
+      if (const auto ms = deps.auth_throttle->delay_ms(peer); ms > 0) {
+        throttle_timer.expires_after(std::chrono::milliseconds(ms));
+        co_await throttle_timer.async_wait(use_nothrow);
+        if (deps.sessions.stopping()) break;
+      }
+    }
+    // The response is built on the session's strand (the handoff); an inline answer is used
+    // at once, a late one resumes the session on its own executor (PendingResult).
+    // `done` refers to the completer kept here: small enough for std::function to hold
+    // without a heap block, and alive until the answer, which this coroutine waits for.
+    completer.emplace(pending->start());
+    handle_request(
+        deps, parser.release(), [&completer](Response r) { (*completer)(std::move(r)); }, handoff);
+    Response res = co_await pending->wait();
+    if (deps.auth_throttle != nullptr) {
+      if (res.result() == bhttp::status::unauthorized) {
+        const auto f = deps.auth_throttle->record_failure(peer);
+        if (f.log) {
+          log::warn(
+              failure_line("http authorization",
+                           method + " " + printable(target, 128) +
+                               (presented_token ? " (wrong bearer token)" : " (no bearer token)"),
+                           peer, f));
+        }
+      } else if (presented_token) {
+        deps.auth_throttle->record_success(peer);
+      }
+    }
+    if (deps.sessions.stopping()) res.keep_alive(false);
+    tcp.expires_after(o.read_timeout);
+    serialize(res, wire);
+    auto [wec, wn] = co_await asio::async_write(io, asio::buffer(wire), use_nothrow);
+    if (wec) {
+      log::debug("http session ended while writing: " + wec.message());
+      break;
+    }
+    if (!res.keep_alive()) {
+      beast::error_code ignored;
+      tcp.socket().shutdown(net::tcp::socket::shutdown_send, ignored);
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& deps) {
@@ -253,133 +389,19 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     stream->socket().close(ignored);
     co_return;
   }
-  beast::flat_buffer buffer;
-  auto pending = std::make_shared<net::PendingResult<Response>>(ex);
-  std::optional<decltype(pending->start())> completer;  // the current request's
-  auto handoff = std::make_shared<net::Handoff>(
-      [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); });
   beast::error_code peer_ec;
   const auto peer_endpoint = stream->socket().remote_endpoint(peer_ec);
   const std::string peer = peer_ec ? "unknown" : peer_endpoint.address().to_string();
-  // Kept per connection and reused: the response's bytes, and the request's method and target
-  // for the log line of a refused token (made only then).
-  std::string wire;
-  std::string method;
-  std::string target;
-  // Every request's and response's header fields come from here and go back here (a pool:
-  // the blocks a request frees serve the next one). It outlives the session while any block
-  // is out (a response a torn-down io_context still holds).
-  const FieldsPool::Owner fields_pool = FieldsPool::make_owned();
-  const FieldsAllocator<char> fields_allocator(fields_pool.get());
-
-  for (bool first = true;; first = false) {
-    if (deps.sessions.stopping()) break;
-    if (buffer.size() == 0) {
-      // A new connection has header_timeout to send its first request; between requests a
-      // kept-alive connection may idle for idle_timeout.
-      stream->expires_after(first ? o.header_timeout : o.idle_timeout);
-      auto [ec, n] = co_await stream->async_read_some(buffer.prepare(kReadChunk), use_nothrow);
-      if (ec) {
-        log::debug("http session ended while idle: " + ec.message());
-        break;
-      }
-      buffer.commit(n);
-    }
-    RequestParser parser(std::piecewise_construct, std::make_tuple(),
-                         std::make_tuple(fields_allocator));
-    parser.header_limit(static_cast<std::uint32_t>(o.header_limit));
-    parser.body_limit(o.body_limit);
-    // The first request's header counts from accept (the deadline set above keeps running);
-    // a later one's from its first byte. The body then gets read_timeout.
-    if (!first) stream->expires_after(o.header_timeout);
-    // Parsed from what was read; a coroutine only when more must be read.
-    beast::error_code ec = parse_buffered(parser, buffer, Until::kHeader);
-    if (ec == bhttp::error::need_more) {
-      ec = co_await read_request(*stream, buffer, parser, Until::kHeader);
-    }
-    std::optional<std::pair<HttpErrc, std::string>> refusal;
-    if (!ec) {
-      if (auto problem = transfer_encoding_problem(parser.get())) {
-        refusal.emplace(HttpErrc::kMalformed, std::move(*problem));
-      }
-    }
-    stream->expires_after(o.read_timeout);
-    if (!ec && !refusal && !parser.is_done() &&
-        beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
-      // curl and others wait for this before sending a large body.
-      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
-      auto [cec, cn] = co_await bhttp::async_write(*stream, cont, use_nothrow);
-      ec = cec;
-    }
-    if (!ec && !refusal && !parser.is_done()) {
-      ec = parse_buffered(parser, buffer, Until::kBody);
-      if (ec == bhttp::error::need_more) {
-        ec = co_await read_request(*stream, buffer, parser, Until::kBody);
-      }
-    }
-    if (ec && !refusal) {
-      refusal = answer_for(ec, o);
-      if (!refusal) {
-        log::debug("http session ended while reading: " + ec.message());
-        break;
-      }
-    }
-    if (refusal) {
-      const auto& answer = refusal;
-      deps.metrics.error("http", map_error(answer->first).code);
-      auto res = error_response(answer->first, answer->second);
-      stream->expires_after(o.read_timeout);
-      auto [wec, wn] = co_await bhttp::async_write(*stream, res, use_nothrow);
-      if (!wec) co_await linger_and_close(*stream);
-      break;
-    }
-
-    const bool presented_token = parser.get().count(bhttp::field::authorization) != 0;
-    method.assign(parser.get().method_string());
-    target.assign(parser.get().target());
-    if (deps.auth_throttle != nullptr) {
-      // After repeated bad tokens from this address, every request waits before it is
-      // handled (a timer: the I/O thread serves others meanwhile).
-      if (const auto ms = deps.auth_throttle->delay_ms(peer); ms > 0) {
-        throttle_timer->expires_after(std::chrono::milliseconds(ms));
-        co_await throttle_timer->async_wait(use_nothrow);
-        if (deps.sessions.stopping()) break;
-      }
-    }
-    // The response is built on the session's strand (the handoff); an inline answer is used
-    // at once, a late one resumes the session on its own executor (PendingResult).
-    // `done` refers to the completer kept here: small enough for std::function to hold
-    // without a heap block, and alive until the answer, which this coroutine waits for.
-    completer.emplace(pending->start());
-    handle_request(
-        deps, parser.release(), [&completer](Response r) { (*completer)(std::move(r)); }, handoff);
-    Response res = co_await pending->wait();
-    if (deps.auth_throttle != nullptr) {
-      if (res.result() == bhttp::status::unauthorized) {
-        const auto f = deps.auth_throttle->record_failure(peer);
-        if (f.log) {
-          log::warn(
-              failure_line("http authorization",
-                           method + " " + printable(target, 128) +
-                               (presented_token ? " (wrong bearer token)" : " (no bearer token)"),
-                           peer, f));
-        }
-      } else if (presented_token) {
-        deps.auth_throttle->record_success(peer);
-      }
-    }
-    if (deps.sessions.stopping()) res.keep_alive(false);
-    stream->expires_after(o.read_timeout);
-    serialize(res, wire);
-    auto [wec, wn] = co_await asio::async_write(*stream, asio::buffer(wire), use_nothrow);
-    if (wec) {
-      log::debug("http session ended while writing: " + wec.message());
-      break;
-    }
-    if (!res.keep_alive()) {
-      beast::error_code ignored;
-      stream->socket().shutdown(net::tcp::socket::shutdown_send, ignored);
-      break;
+  if (!deps.tls) {
+    co_await serve_requests(*stream, *stream, deps, *throttle_timer, peer);
+  } else {
+    // HTTPS: the handshake shares the first request's header_timeout.
+    asio::ssl::stream<beast::tcp_stream&> tls(*stream, *deps.tls);
+    stream->expires_after(o.header_timeout);
+    if (auto [e] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_nothrow); e) {
+      log::debug("http TLS handshake failed: " + e.message());
+    } else {
+      co_await serve_requests(tls, *stream, deps, *throttle_timer, peer);
     }
   }
   beast::error_code ignored;

@@ -17,10 +17,15 @@
 #include "server/core/serving_gate.h"
 #include "server/core/ticket_service.h"
 #include "server/core/worker_pool_service.h"
+#include "server/http/auth.h"
 #include "server/http/fields_allocator.h"
 #include "server/metrics/metrics.h"
 #include "server/net/handoff.h"
 #include "server/net/session_registry.h"
+
+namespace boost::asio::ssl {
+class context;
+}
 
 namespace ticketd::http {
 
@@ -33,7 +38,7 @@ using Response = beast::http::response<beast::http::string_body, Fields>;
 
 /// Settings of the HTTP front end (from the `http:` section of the config).
 struct HttpOptions {
-  std::vector<std::string> tokens;  // empty: no auth; never logged
+  std::vector<TokenVerifier> tokens;  // empty: no auth
   std::uint64_t max_block_size = 100000;
   bool metrics_public = false;  // /metrics without a token
   std::size_t header_limit = 16 * 1024;
@@ -67,6 +72,8 @@ struct HttpDeps {
   /// Rejected tokens per client address (shared with MySQL): requests from an address with
   /// repeated failures wait before they are answered, and failures are logged. Null: neither.
   AuthThrottle* auth_throttle = nullptr;
+  /// http.tls: every connection is HTTPS when set (the session runs the TLS handshake).
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
 
 inline constexpr std::size_t kDefaultLeaseListLimit = 20;

@@ -28,6 +28,7 @@ inline constexpr std::uint16_t kErNotSupportedYet = 1235;
 inline constexpr std::uint16_t kErSpecificAccessDenied = 1227;
 inline constexpr std::uint16_t kErWrongArguments = 1210;
 inline constexpr std::uint16_t kErMaxPreparedStmtCount = 1461;
+inline constexpr std::uint16_t kErSecureTransportRequired = 3159;
 inline constexpr std::uint16_t kErUnknownSequence = 4091;
 inline constexpr std::uint16_t kErSequenceRunOut = 4084;
 inline constexpr std::uint16_t kErWrongAutoKey = 1075;

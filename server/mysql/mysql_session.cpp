@@ -1,7 +1,11 @@
 #include "server/mysql/mysql_session.h"
 
+#include <algorithm>
+#include <array>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -12,11 +16,120 @@
 #include "server/mysql/protocol/generic_packets.h"
 #include "server/mysql/protocol/packet_writer.h"
 #include "server/net/pending_result.h"
+#include "server/net/tls_context.h"
 
 namespace ticketd::mysql {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using net::use_nothrow;
+
+namespace {
+
+// What the packet loop ended on.
+enum class LoopEnd { kClose, kStartTls };
+
+// One connection's I/O: the packet loop runs first on the TCP stream and, after an SslRequest,
+// again on a TLS stream over it. Lives in the session coroutine's frame.
+struct Session {
+  MySqlDeps& deps;
+  beast::tcp_stream& tcp;
+  ServerConnection& conn;
+  asio::steady_timer& throttle_timer;
+  const std::string& host;
+  std::shared_ptr<net::PendingResult<ServerConnection::Output>> pending;
+  std::array<char, 16 * 1024> buffer{};
+  bool login_delayed = false;
+  bool logged_in = false;
+  // With TLS offered, the client's first packet is read to its exact end: an SslRequest is
+  // followed at once by the TLS ClientHello, which must be left on the socket for the handshake.
+  bool exact_first_packet = false;
+
+  template <class Stream>
+  asio::awaitable<LoopEnd> run(Stream& io) {
+    for (;;) {
+      // Answer every complete packet already buffered (pipelined commands), in order.
+      for (;;) {
+        const bool has_packet = conn.process_next(pending->start());
+        if (!has_packet) break;
+        ServerConnection::Output out = co_await pending->wait();
+        if (!out.bytes.empty()) {
+          tcp.expires_after(std::chrono::seconds(60));
+          auto [e, n] = co_await asio::async_write(io, asio::buffer(out.bytes), use_nothrow);
+          if (e) co_return LoopEnd::kClose;
+        }
+        if (out.close) co_return LoopEnd::kClose;
+        if (out.start_tls) co_return LoopEnd::kStartTls;
+        conn.recycle(std::move(out.bytes));
+      }
+      if (!logged_in && conn.authenticated()) {
+        logged_in = true;
+        if (deps.auth_throttle != nullptr) deps.auth_throttle->record_success(host);
+      }
+      if (deps.sessions.stopping()) co_return LoopEnd::kClose;
+      if (!conn.authenticated()) {
+        tcp.expires_after(deps.connect_timeout);
+      } else if (conn.buffered() > 0) {
+        // Inside a packet: the rest must keep coming, as mysqld's net_read_timeout. The expiry
+        // closes the socket, which frees the partial packet.
+        tcp.expires_after(deps.net_read_timeout);
+      } else {
+        tcp.expires_after(deps.wait_timeout);
+      }
+      if (exact_first_packet) {
+        exact_first_packet = false;
+        if (!co_await read_one_packet(io)) co_return LoopEnd::kClose;
+        continue;
+      }
+      auto [e, n] = co_await io.async_read_some(asio::buffer(buffer), use_nothrow);
+      if (e) {
+        log::debug("mysql connection " + std::to_string(conn.session().connection_id) +
+                   " ended: " + e.message());
+        co_return LoopEnd::kClose;
+      }
+      if (!co_await throttle_login()) co_return LoopEnd::kClose;
+      conn.feed(std::string_view(buffer.data(), n));
+    }
+  }
+
+  // Reads one packet's header and exactly the payload it announces (up to the pre-auth cap; a
+  // larger announcement is fed alone, and the connection refuses it).
+  template <class Stream>
+  asio::awaitable<bool> read_one_packet(Stream& io) {
+    auto [e, n] =
+        co_await asio::async_read(io, asio::buffer(buffer.data(), kPacketHeaderSize), use_nothrow);
+    if (e) co_return false;
+    if (!co_await throttle_login()) co_return false;
+    conn.feed(std::string_view(buffer.data(), kPacketHeaderSize));
+    std::size_t left = static_cast<std::uint8_t>(buffer[0]) |
+                       static_cast<std::size_t>(static_cast<std::uint8_t>(buffer[1])) << 8 |
+                       static_cast<std::size_t>(static_cast<std::uint8_t>(buffer[2])) << 16;
+    if (left > ServerConnection::kPreAuthMaxPacket) co_return true;
+    while (left > 0) {
+      const std::size_t want = std::min(left, buffer.size());
+      auto [e2, got] =
+          co_await asio::async_read(io, asio::buffer(buffer.data(), want), use_nothrow);
+      if (e2) co_return false;
+      conn.feed(std::string_view(buffer.data(), got));
+      left -= got;
+    }
+    co_return true;
+  }
+
+  // The client's first packet (its login) is answered only after the address's delay: a timer
+  // wait, so the I/O thread serves other sessions meanwhile. False: the server is stopping.
+  asio::awaitable<bool> throttle_login() {
+    if (login_delayed || deps.auth_throttle == nullptr) co_return true;
+    login_delayed = true;
+    if (const auto ms = deps.auth_throttle->delay_ms(host); ms > 0) {
+      throttle_timer.expires_after(std::chrono::milliseconds(ms));
+      co_await throttle_timer.async_wait(use_nothrow);
+      if (deps.sessions.stopping()) co_return false;
+    }
+    co_return true;
+  }
+};
+
+}  // namespace
 
 asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps) {
   auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
@@ -66,67 +179,33 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
       }
     };
   }
-  ServerConnection conn(deps.executor, deps.users, deps.next_connection_id.fetch_add(1), host,
+  ServerConnection conn(deps.executor, deps.login, deps.next_connection_id.fetch_add(1), host,
                         std::move(hooks),
                         [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); });
-  bool login_delayed = false;
-  bool logged_in = false;
   const std::string hello = conn.greeting();
   stream->expires_after(deps.connect_timeout);
   if (auto [e, n] = co_await asio::async_write(*stream, asio::buffer(hello), use_nothrow); e) {
     co_return;
   }
   // Most answers are ready before process_next() returns (the ticket came from the cached
-  // path); one that completes later is built on this session's strand (the connection's
+  // path); one that completes later is built on this session's thread (the connection's
   // handoff) and then resumes this coroutine.
-  auto pending = std::make_shared<net::PendingResult<ServerConnection::Output>>(ex);
-  std::array<char, 16 * 1024> buffer;
-  for (;;) {
-    // Answer every complete packet already buffered (pipelined commands), in order.
-    for (;;) {
-      const bool has_packet = conn.process_next(pending->start());
-      if (!has_packet) break;
-      ServerConnection::Output out = co_await pending->wait();
-      if (!out.bytes.empty()) {
-        stream->expires_after(std::chrono::seconds(60));
-        auto [e, n] = co_await asio::async_write(*stream, asio::buffer(out.bytes), use_nothrow);
-        if (e) co_return;
-      }
-      if (out.close) co_return;
-      conn.recycle(std::move(out.bytes));
-    }
-    if (!logged_in && conn.authenticated()) {
-      logged_in = true;
-      if (deps.auth_throttle != nullptr) deps.auth_throttle->record_success(host);
-    }
-    if (deps.sessions.stopping()) co_return;
-    if (!conn.authenticated()) {
-      stream->expires_after(deps.connect_timeout);
-    } else if (conn.buffered() > 0) {
-      // Inside a packet: the rest must keep coming, as mysqld's net_read_timeout. The expiry
-      // closes the socket, which frees the partial packet.
-      stream->expires_after(deps.net_read_timeout);
-    } else {
-      stream->expires_after(deps.wait_timeout);
-    }
-    auto [e, n] = co_await stream->async_read_some(asio::buffer(buffer), use_nothrow);
-    if (e) {
-      log::debug("mysql connection " + std::to_string(conn.session().connection_id) +
-                 " ended: " + e.message());
-      co_return;
-    }
-    if (!login_delayed && deps.auth_throttle != nullptr) {
-      // The client's first packet (its login) is answered only after the address's delay:
-      // a timer wait, so the I/O thread serves other sessions meanwhile.
-      login_delayed = true;
-      if (const auto ms = deps.auth_throttle->delay_ms(host); ms > 0) {
-        throttle_timer->expires_after(std::chrono::milliseconds(ms));
-        co_await throttle_timer->async_wait(use_nothrow);
-        if (deps.sessions.stopping()) co_return;
-      }
-    }
-    conn.feed(std::string_view(buffer.data(), n));
+  Session session{deps, *stream,
+                  conn, *throttle_timer,
+                  host, std::make_shared<net::PendingResult<ServerConnection::Output>>(ex)};
+  session.exact_first_packet = deps.tls != nullptr;
+  if (co_await session.run(*stream) != LoopEnd::kStartTls || deps.tls == nullptr) co_return;
+
+  asio::ssl::stream<beast::tcp_stream&> tls(*stream, *deps.tls);
+  stream->expires_after(deps.connect_timeout);
+  if (auto [e] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_nothrow); e) {
+    log::debug("mysql connection " + std::to_string(conn.session().connection_id) +
+               ": TLS handshake failed: " + e.message());
+    co_return;
   }
+  auto info = net::tls_session_info(tls.native_handle());
+  conn.tls_started(std::move(info.version), std::move(info.cipher));
+  co_await session.run(tls);
 }
 
 }  // namespace ticketd::mysql

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/ssl/context.hpp>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 
 #include "server/core/auth_throttle.h"
 #include "server/mysql/query_executor.h"
@@ -16,7 +18,7 @@ namespace ticketd::mysql {
 /// What every MySQL session shares. Owned by the daemon; outlives every session.
 struct MySqlDeps {
   const QueryExecutor& executor;
-  const UserTable& users;
+  const LoginPolicy& login;
   net::SessionRegistry& sessions;
   std::atomic<std::uint32_t>& next_connection_id;
   ConnectionHooks hooks;
@@ -29,10 +31,13 @@ struct MySqlDeps {
   std::chrono::seconds connect_timeout{10};  // limit for the whole login exchange
   /// Failed logins per client address (shared with HTTP); null: no throttling or logging.
   AuthThrottle* auth_throttle = nullptr;
+  /// mysql.tls: offered to clients (CLIENT_SSL) when set; must be set when login.tls_available.
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
 
 /// Serves one client connection until it quits, errs, idles out or the server stops. Runs on
-/// the socket's strand; only moves bytes, every protocol decision is in ServerConnection.
+/// the socket's I/O thread; only moves bytes (and runs the TLS handshake when the client's
+/// SslRequest asks for it), every protocol decision is in ServerConnection.
 net::asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps);
 
 }  // namespace ticketd::mysql

@@ -17,8 +17,9 @@
 namespace ticketd::mysql {
 namespace {
 
-// What a MySQL 8 / MariaDB 10 server advertises for the features ticketd has. No SSL until TLS
-// exists; no compression; no session tracking (we never send session state changes).
+// What a MySQL 8 / MariaDB 10 server advertises for the features ticketd has (CLIENT_SSL is added
+// when TLS is configured); no compression; no session tracking (we never send session state
+// changes).
 constexpr Capabilities kServerCapabilities =
     kClientLongPassword | kClientFoundRows | kClientLongFlag | kClientConnectWithDb |
     kClientNoSchema | kClientOdbc | kClientIgnoreSpace | kClientProtocol41 | kClientInteractive |
@@ -63,14 +64,14 @@ ColumnDefinition41 definition(const Column& c, const std::string& schema) {
 
 }  // namespace
 
-ServerConnection::ServerConnection(const CommandHandler& executor, const UserTable& users,
+ServerConnection::ServerConnection(const CommandHandler& executor, const LoginPolicy& login,
                                    std::uint32_t connection_id, std::string peer_host,
                                    ConnectionHooks hooks, net::Handoff::Post post)
     : executor_(executor),
-      users_(users),
+      login_(login),
       hooks_(std::move(hooks)),
       decoder_(kPreAuthMaxPacket),
-      server_caps_(kServerCapabilities) {
+      server_caps_(kServerCapabilities | (login.tls_available ? kClientSsl : 0)) {
   session_.connection_id = connection_id;
   session_.host = std::move(peer_host);
   session_.memory = executor_.connection_memory();
@@ -92,6 +93,7 @@ std::string ServerConnection::greeting() {
   hello.server_version = executor_.settings().version;
   hello.connection_id = session_.connection_id;
   hello.auth_plugin_data = scramble_;
+  hello.auth_plugin_name = std::string(plugin_name(login_.default_plugin));
   hello.capabilities = server_caps_;
   hello.status_flags = kServerStatusAutocommit;
   std::string out;
@@ -201,6 +203,13 @@ bool ServerConnection::process_next(const Done& done) {
     case State::kAwaitAuthSwitchResponse:
       handle_auth_switch_response(f.payload, done);
       break;
+    case State::kAwaitFullAuth:
+      check_full_auth(f.payload, done);
+      break;
+    case State::kAwaitTls:
+      // The session feeds nothing between the SslRequest and the end of the TLS handshake.
+      done(error_output(1043, "08S01", "Bad handshake", true));
+      break;
     case State::kCommand:
       handle_command(f.payload, done);
       break;
@@ -212,68 +221,150 @@ bool ServerConnection::process_next(const Done& done) {
   return true;
 }
 
+void ServerConnection::tls_started(std::string version, std::string cipher) {
+  session_.tls_version = std::move(version);
+  session_.tls_cipher = std::move(cipher);
+  state_ = State::kAwaitHandshakeResponse;
+}
+
 void ServerConnection::handle_handshake_response(std::string_view payload, const Done& done) {
   auto decoded = decode_handshake_response(as_bytes(payload));
   if (!decoded) return done(error_output(1043, "08S01", "Bad handshake", true));
-  if (std::holds_alternative<SslRequest>(*decoded)) {
-    // We never advertise CLIENT_SSL; a client that insists gets a clear refusal.
-    return done(
-        error_output(1043, "08S01", "SSL connection error: ticketd does not offer TLS yet", true));
+  if (const auto* ssl = std::get_if<SslRequest>(&*decoded)) {
+    if (!login_.tls_available || secure()) {
+      return done(error_output(1043, "08S01",
+                               secure() ? "Bad handshake: a second SSL request"
+                                        : "SSL connection error: TLS is not configured (mysql.tls)",
+                               true));
+    }
+    client_caps_ = ssl->capabilities & server_caps_;
+    state_ = State::kAwaitTls;
+    Output o;
+    o.start_tls = true;
+    return done(std::move(o));
   }
   const auto& r = std::get<HandshakeResponse41>(*decoded);
   if ((r.capabilities & kClientProtocol41) == 0) {
     return done(error_output(1043, "08S01", "Bad handshake: protocol 4.1 is required", true));
   }
+  if (login_.require_secure_transport && !secure()) {
+    // ER_SECURE_TRANSPORT_REQUIRED, in mysqld's words.
+    return done(error_output(kErSecureTransportRequired, "HY000",
+                             "Connections using insecure transport are prohibited while "
+                             "--require_secure_transport=ON.",
+                             true));
+  }
   client_caps_ = r.capabilities & server_caps_;
   multi_statements_ = (client_caps_ & kClientMultiStatements) != 0;
   pending_user_ = r.username;
   pending_database_ = r.database;
-  const bool native = !r.auth_plugin_name || r.auth_plugin_name->empty() ||
-                      *r.auth_plugin_name == kNativePasswordPlugin;
-  if (!native) {
-    // caching_sha2_password, sha256_password, ...: ask for mysql_native_password instead.
+  const auto user = login_.users.find(pending_user_);
+  account_ = pending_user_.empty() || user == login_.users.end() ? nullptr : &user->second;
+  const AuthPlugin wanted = pending_account().plugin;
+  const auto tried = plugin_named(r.auth_plugin_name.value_or(""));
+  if (tried != wanted) {
+    if ((client_caps_ & kClientPluginAuth) == 0) {
+      // No way to switch: the client computed a mysql_native_password token.
+      if (hooks_.on_auth_failure) hooks_.on_auth_failure(pending_user_);
+      return done(error_output(kErAccessDenied, "28000",
+                               "Access denied for user '" + clip_for_message(pending_user_) +
+                                   "'@'" + session_.host + "' (the user's " +
+                                   std::string(plugin_name(wanted)) +
+                                   " needs a client with CLIENT_PLUGIN_AUTH)",
+                               true));
+    }
+    // The user's own plugin decides (a client that tried another is switched, as by mysqld).
     Output o;
-    append(o.bytes, to_payload(native_password_switch(scramble_)));
+    append(o.bytes, to_payload(auth_switch(plugin_name(wanted), scramble_)));
     state_ = State::kAwaitAuthSwitchResponse;
     return done(std::move(o));
   }
-  finish_auth(r.auth_response, done);
+  check_token(r.auth_response, done);
+}
+
+const UserAccount& ServerConnection::pending_account() const {
+  // An unknown user is checked against a fixed account of the default plugin, so it costs the
+  // same hashing as a wrong password and the answer's timing does not tell which names exist.
+  static const UserAccount kNoSuchUser[] = {
+      UserAccount::with_password(AuthPlugin::kNativePassword, "ticketd: no such user"),
+      UserAccount::with_password(AuthPlugin::kCachingSha2Password, "ticketd: no such user")};
+  if (account_ != nullptr) return *account_;
+  return kNoSuchUser[login_.default_plugin == AuthPlugin::kNativePassword ? 0 : 1];
 }
 
 void ServerConnection::handle_auth_switch_response(std::string_view payload, const Done& done) {
-  finish_auth(decode_auth_switch_response(as_bytes(payload)), done);
+  check_token(decode_auth_switch_response(as_bytes(payload)), done);
 }
 
-void ServerConnection::finish_auth(std::string_view token, const Done& done) {
-  // An unknown user is checked against a fixed hash, so it costs the same hashing as a wrong
-  // password and the answer's timing does not tell which user names exist.
-  static const Sha1Digest kUnknownUserHash = double_sha1("ticketd: no such user");
-  auto user = users_.find(pending_user_);
-  const bool known = !pending_user_.empty() && user != users_.end();
-  const bool verified =
-      verify_native_password(known ? user->second : kUnknownUserHash, scramble_, as_bytes(token));
-  const bool ok = known && verified;
+void ServerConnection::check_token(std::string_view token, const Done& done) {
+  const UserAccount& account = pending_account();
+  const ByteView bytes = as_bytes(token);
+  if (account.plugin == AuthPlugin::kNativePassword) {
+    const bool ok = verify_native_password(account.native, scramble_, bytes);
+    return finish_auth(ok && account_ != nullptr, !token.empty(), Output{}, done);
+  }
+  const bool empty = token.empty() || (token.size() == 1 && token[0] == '\0');
+  if (verify_caching_sha2_token(account.sha2, scramble_, bytes) && account_ != nullptr) {
+    Output o;
+    if (!empty) {
+      // fast_auth_success, then the OK (an empty password gets the OK alone, as from mysqld).
+      append(o.bytes, to_payload(AuthMoreData{std::string(1, char{kCachingSha2FastAuthSuccess})}));
+    }
+    return finish_auth(true, !empty, std::move(o), done);
+  }
+  if (empty) return finish_auth(false, false, Output{}, done);
+  // As mysqld does whenever the fast path does not succeed: ask for the password itself, which a
+  // client sends only inside TLS (or RSA-encrypted, which ticketd does not offer).
+  Output o;
+  append(o.bytes,
+         to_payload(AuthMoreData{std::string(1, char{kCachingSha2PerformFullAuthentication})}));
+  state_ = State::kAwaitFullAuth;
+  done(std::move(o));
+}
+
+void ServerConnection::check_full_auth(std::string_view payload, const Done& done) {
+  if (!secure()) {
+    // A public-key request (0x02), or a password sent in clear: neither is accepted. The
+    // password, if that is what came, has crossed the network unprotected already; refusing it
+    // keeps a misconfigured client from working that way.
+    if (hooks_.on_auth_failure) hooks_.on_auth_failure(pending_user_);
+    return done(error_output(kErAccessDenied, "28000",
+                             "Access denied for user '" + clip_for_message(pending_user_) + "'@'" +
+                                 session_.host +
+                                 "': caching_sha2_password full authentication needs a TLS "
+                                 "connection (ticketd offers no RSA key exchange)",
+                             true));
+  }
+  std::string_view password = payload;
+  if (!password.empty() && password.back() == '\0') password.remove_suffix(1);
+  const bool ok = verify_cleartext_password(pending_account().sha2, password);
+  finish_auth(ok && account_ != nullptr, !password.empty(), Output{}, done);
+}
+
+void ServerConnection::finish_auth(bool ok, bool password_used, Output o, const Done& done) {
   if (!ok) {
     if (hooks_.on_auth_failure) hooks_.on_auth_failure(pending_user_);
     return done(error_output(kErAccessDenied, "28000",
                              "Access denied for user '" + clip_for_message(pending_user_) + "'@'" +
                                  session_.host +
-                                 "' (using password: " + (token.empty() ? "NO" : "YES") + ")",
+                                 "' (using password: " + (password_used ? "YES" : "NO") + ")",
                              true));
   }
   if (pending_database_ && !pending_database_->empty()) {
     if (*pending_database_ != executor_.settings().database &&
         *pending_database_ != "information_schema") {
-      return done(error_output(kErBadDb, "42000",
-                               "Unknown database '" + clip_for_message(*pending_database_) + "'",
-                               true));
+      // After a fast_auth_success byte, if one was sent, as mysqld answers.
+      append_err(o.bytes, kErBadDb, "42000",
+                 "Unknown database '" + clip_for_message(*pending_database_) + "'");
+      o.close = true;
+      state_ = State::kClosed;
+      return done(std::move(o));
     }
     session_.database = *pending_database_;
   }
   session_.user = pending_user_;
   state_ = State::kCommand;
   decoder_.set_max_allowed_packet(executor_.settings().max_allowed_packet);
-  Output o;
   append_ok(o.bytes, OkResult{});
   done(std::move(o));
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/mysql/command_handler.h"
+#include "server/mysql/login_policy.h"
 #include "server/mysql/protocol/auth.h"
 #include "server/mysql/protocol/column_definition.h"
 #include "server/mysql/protocol/constants.h"
@@ -22,10 +23,6 @@
 
 namespace ticketd::mysql {
 
-/// Accounts allowed to log in: user name -> SHA1(SHA1(password)), so the plaintext need not be
-/// kept after start-up (the same form MySQL stores for mysql_native_password).
-using UserTable = std::unordered_map<std::string, Sha1Digest>;
-
 /// Observes what a connection does, for metrics and logs. Every member may be empty.
 struct ConnectionHooks {
   /// A login was refused; `user` is the name the client sent (never the password or token).
@@ -33,8 +30,9 @@ struct ConnectionHooks {
   std::function<void(std::uint16_t error_code)> on_error;
 };
 
-/// Runs the connection phase (greeting, HandshakeResponse41, optional AuthSwitch to
-/// mysql_native_password) and the command phase (COM_QUERY with multi-statements, COM_STMT_*,
+/// Runs the connection phase (greeting, optional SslRequest and TLS, HandshakeResponse41, an
+/// AuthSwitch to the user's plugin when the client tried another, caching_sha2_password's fast
+/// or full authentication) and the command phase (COM_QUERY with multi-statements, COM_STMT_*,
 /// COM_PING, ...). Feed it received bytes; each complete packet is answered through a callback,
 /// because statements that take tickets may complete later. Every answer, and all the work of
 /// building it, runs on the session's strand: the engine's answers come back through the
@@ -47,12 +45,15 @@ class ServerConnection {
   struct Output {
     std::string bytes;   // framed packets to send, possibly empty
     bool close = false;  // close the connection after sending
+    // The client sent an SslRequest: after sending `bytes` (none), the session runs the TLS
+    // handshake and calls tls_started(); the next packet arrives inside TLS.
+    bool start_tls = false;
   };
   using Done = std::function<void(Output)>;
 
   /// `post` runs a step on the session's executor: where statements resume when the engine
   /// answers later (net::Handoff). Empty: where the answer arrives (tests without an executor).
-  ServerConnection(const CommandHandler& executor, const UserTable& users,
+  ServerConnection(const CommandHandler& executor, const LoginPolicy& login,
                    std::uint32_t connection_id, std::string peer_host, ConnectionHooks hooks = {},
                    net::Handoff::Post post = {});
   /// The connection ended: gapless numbers of an open transaction are released.
@@ -63,6 +64,10 @@ class ServerConnection {
   /// The HandshakeV10 greeting, framed with sequence id 0.
   [[nodiscard]] std::string greeting();
   void feed(std::string_view bytes) { decoder_.feed(bytes); }
+  /// The TLS handshake the last Output asked for succeeded: the rest of the login, and every
+  /// command, is inside TLS (reported as Ssl_version / Ssl_cipher).
+  void tls_started(std::string version, std::string cipher);
+  [[nodiscard]] bool secure() const { return !session_.tls_version.empty(); }
   /// Answers the next complete packet through `done` (exactly once, maybe later) and returns
   /// true; returns false without calling `done` when more bytes are needed.
   bool process_next(const Done& done);
@@ -82,7 +87,14 @@ class ServerConnection {
   static constexpr std::size_t kMaxStatementsPerQuery = 1000;
 
  private:
-  enum class State { kAwaitHandshakeResponse, kAwaitAuthSwitchResponse, kCommand, kClosed };
+  enum class State {
+    kAwaitHandshakeResponse,
+    kAwaitTls,
+    kAwaitAuthSwitchResponse,
+    kAwaitFullAuth,
+    kCommand,
+    kClosed
+  };
 
   struct PreparedStatement {
     std::string sql;
@@ -110,7 +122,13 @@ class ServerConnection {
 
   void handle_handshake_response(std::string_view payload, const Done& done);
   void handle_auth_switch_response(std::string_view payload, const Done& done);
-  void finish_auth(std::string_view token, const Done& done);
+  // The client's auth data for the user's plugin (from the response or the switch).
+  void check_token(std::string_view token, const Done& done);
+  // caching_sha2_password's full authentication: the password itself, accepted inside TLS only.
+  void check_full_auth(std::string_view payload, const Done& done);
+  // Ends the login: OK (after what `o` already holds) or Access denied, and closes on failure.
+  void finish_auth(bool ok, bool password_used, Output o, const Done& done);
+  [[nodiscard]] const UserAccount& pending_account() const;
   void handle_command(std::string_view payload, const Done& done);
   void run_queries();
   // Executes `what` (statement text or a Statement) between the handoff's begin() and end():
@@ -138,7 +156,7 @@ class ServerConnection {
       const std::vector<Column>& columns) const;
 
   const CommandHandler& executor_;
-  const UserTable& users_;
+  const LoginPolicy& login_;
   ConnectionHooks hooks_;
   FrameDecoder decoder_;
   State state_ = State::kAwaitHandshakeResponse;
@@ -146,6 +164,7 @@ class ServerConnection {
   Capabilities client_caps_ = 0;
   Scramble scramble_{};
   std::string pending_user_;
+  const UserAccount* account_ = nullptr;  // of pending_user_; null: no such user
   std::optional<std::string> pending_database_;
   std::uint8_t seq_ = 0;
   bool multi_statements_ = false;

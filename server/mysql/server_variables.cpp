@@ -28,7 +28,6 @@ constexpr Fixed kFixed[] = {
     {"collation_database", "utf8mb4_general_ci", false},
     {"collation_server", "utf8mb4_general_ci", false},
     {"default_storage_engine", "InnoDB", false},
-    {"have_ssl", "DISABLED", false},
     {"init_connect", "", false},
     {"interactive_timeout", "28800", true},
     {"license", "GPL", false},
@@ -76,6 +75,13 @@ std::optional<VariableValue> server_value(const ServerSettings& s, const Session
   if (key == "max_prepared_stmt_count") return num(s.max_prepared_stmt_count);
   if (key == "connection_memory_limit") return num(s.connection_memory_limit);
   if (key == "global_connection_memory_limit") return num(s.global_connection_memory_limit);
+  if (key == "have_ssl" || key == "have_openssl") {
+    return VariableValue{s.tls ? "YES" : "DISABLED", false};
+  }
+  if (key == "require_secure_transport") {
+    return VariableValue{s.require_secure_transport ? "ON" : "OFF", false};
+  }
+  if (key == "default_authentication_plugin") return VariableValue{s.default_auth_plugin, false};
   if (key == "version") return VariableValue{s.version, false};
   if (key == "version_comment") return VariableValue{s.version_comment, false};
   if (key == "autocommit") return VariableValue{global || session.autocommit ? "1" : "0", true};
@@ -135,7 +141,8 @@ std::vector<std::pair<std::string, std::string>> all_variables(const ServerSetti
   for (const char* k :
        {"auto_increment_increment", "auto_increment_offset", "max_allowed_packet",
         "net_read_timeout", "max_connections", "max_prepared_stmt_count", "connection_memory_limit",
-        "global_connection_memory_limit", "version", "version_comment", "autocommit"}) {
+        "global_connection_memory_limit", "version", "version_comment", "autocommit", "have_ssl",
+        "have_openssl", "require_secure_transport", "default_authentication_plugin"}) {
     t[k] = server_value(settings, session, k, global)->value;
   }
   if (!global) {

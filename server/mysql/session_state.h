@@ -39,6 +39,9 @@ struct ServerSettings {
   // variables), and all connections together; as MySQL 8's variables of the same names.
   std::uint64_t connection_memory_limit = 64ULL * 1024 * 1024;
   std::uint64_t global_connection_memory_limit = 1024ULL * 1024 * 1024;
+  bool tls = false;                                           // have_ssl: YES or DISABLED
+  bool require_secure_transport = false;                      // require_secure_transport
+  std::string default_auth_plugin = "mysql_native_password";  // default_authentication_plugin
 };
 
 /// Session overrides (SET @@x) and user variables (SET @x) a session may hold, each: mysqld has
@@ -88,6 +91,8 @@ struct SessionState {
   std::vector<Warning> warnings;                      // of the previous statement
   std::vector<GaplessHold> gapless_holds;             // reserved in the open transaction
   std::uint64_t queries = 0;
+  std::string tls_version;  // e.g. "TLSv1.3"; empty outside TLS (Ssl_version)
+  std::string tls_cipher;   // Ssl_cipher
   // Recently recognized statement texts. Drivers send the same few texts over and over (the
   // Flickr recipe is two); recognizing them once per connection saves the lexer's work.
   StringMap<std::shared_ptr<const ParsedStatement>> parsed;

@@ -230,6 +230,8 @@ void run(const sql::ShowStatus& st, StatementCall& call) {
   if (ex.gate == nullptr) view.role = Role::kLeader;
   const std::pair<std::string, std::string> rows[] = {
       {"Questions", std::to_string(call.session.queries)},
+      {"Ssl_cipher", call.session.tls_cipher},
+      {"Ssl_version", call.session.tls_version},
       {"Ticketd_sequences", std::to_string(ex.tickets.list().size())},
       {"Ticketd_role", std::string(role_name(view.role))},
       {"Ticketd_leader_mysql", view.leader.mysql},

@@ -178,6 +178,14 @@ inline constexpr std::uint8_t kErrHeader = 0xFF;
 /// A NULL column value in a text-protocol row.
 inline constexpr std::uint8_t kNullValue = 0xFB;
 
+/// A caching_sha2_password exchange's status byte after 0x01 (AuthMoreData), and what a client
+/// sends to ask for the server's RSA public key.
+inline constexpr std::uint8_t kAuthMoreDataHeader = 0x01;
+inline constexpr std::uint8_t kCachingSha2FastAuthSuccess = 0x03;
+inline constexpr std::uint8_t kCachingSha2PerformFullAuthentication = 0x04;
+inline constexpr std::uint8_t kCachingSha2RequestPublicKey = 0x02;
+
 inline constexpr std::string_view kNativePasswordPlugin = "mysql_native_password";
+inline constexpr std::string_view kCachingSha2PasswordPlugin = "caching_sha2_password";
 
 }  // namespace ticketd::mysql

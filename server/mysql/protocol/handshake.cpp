@@ -153,8 +153,8 @@ void encode(const HandshakeResponse41& response, PacketWriter& out) {
   }
 }
 
-AuthSwitchRequest native_password_switch(const Scramble& scramble) {
-  AuthSwitchRequest request{std::string(kNativePasswordPlugin), std::string(as_chars(scramble))};
+AuthSwitchRequest auth_switch(std::string_view plugin, const Scramble& scramble) {
+  AuthSwitchRequest request{std::string(plugin), std::string(as_chars(scramble))};
   request.plugin_data.push_back('\0');
   return request;
 }
@@ -177,5 +177,18 @@ Result<AuthSwitchRequest> decode_auth_switch_request(ByteView payload) {
 }
 
 std::string decode_auth_switch_response(ByteView payload) { return std::string(as_chars(payload)); }
+
+void encode(const AuthMoreData& more, PacketWriter& out) {
+  out.u8(kAuthMoreDataHeader);
+  out.raw(more.data);
+}
+
+Result<AuthMoreData> decode_auth_more_data(ByteView payload) {
+  PacketReader r(payload);
+  const std::uint8_t header = r.u8();
+  if (!r.ok()) return r.error();
+  if (header != kAuthMoreDataHeader) return make_error_code(ProtocolErrc::kUnexpectedPacket);
+  return AuthMoreData{std::string(r.rest())};
+}
 
 }  // namespace ticketd::mysql

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -81,15 +82,16 @@ void encode(const SslRequest& request, PacketWriter& out);
 /// https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_connection_phase_packets_protocol_auth_switch_request.html
 struct AuthSwitchRequest {
   std::string plugin_name;
-  /// Written verbatim; see native_password_switch() for what mysql_native_password expects.
+  /// Written verbatim; see auth_switch() for what the plugins expect.
   std::string plugin_data;
 
   friend bool operator==(const AuthSwitchRequest&, const AuthSwitchRequest&) = default;
 };
 
-/// A switch to mysql_native_password with `scramble`. mysqld appends a NUL to the 20 bytes, and
-/// some clients (older libmysqlclient) rely on it, so this does too.
-AuthSwitchRequest native_password_switch(const Scramble& scramble);
+/// A switch to `plugin` (mysql_native_password or caching_sha2_password) with `scramble`. mysqld
+/// appends a NUL to the 20 bytes, and some clients (older libmysqlclient) rely on it, so this
+/// does too.
+AuthSwitchRequest auth_switch(std::string_view plugin, const Scramble& scramble);
 
 void encode(const AuthSwitchRequest& request, PacketWriter& out);
 [[nodiscard]] Result<AuthSwitchRequest> decode_auth_switch_request(ByteView payload);
@@ -98,5 +100,17 @@ void encode(const AuthSwitchRequest& request, PacketWriter& out);
 /// The whole payload is the plugin's data (string<EOF>), so this cannot fail; it exists so that
 /// the connection code reads as the protocol does.
 [[nodiscard]] std::string decode_auth_switch_response(ByteView payload);
+
+/// https://dev.mysql.com/doc/dev/mysql-server/latest/page_protocol_connection_phase_packets_protocol_auth_more_data.html
+/// 0x01 and the plugin's data: caching_sha2_password sends one status byte in it (fast
+/// authentication succeeded, or perform full authentication).
+struct AuthMoreData {
+  std::string data;
+
+  friend bool operator==(const AuthMoreData&, const AuthMoreData&) = default;
+};
+
+void encode(const AuthMoreData& more, PacketWriter& out);
+[[nodiscard]] Result<AuthMoreData> decode_auth_more_data(ByteView payload);
 
 }  // namespace ticketd::mysql

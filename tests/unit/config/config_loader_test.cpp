@@ -403,3 +403,107 @@ TEST(ConfigLoader, SequenceAndPoolNamesFollowTheCoreRule) {
 
 }  // namespace
 }  // namespace ticketd::config
+
+namespace ticketd::config {
+namespace {
+
+TEST(ConfigLoader, UsersTakeAPasswordOrAHashAndOnePlugin) {
+  auto r = load(
+      "mysql:\n  default_auth_plugin: caching_sha2_password\n  users:\n"
+      "    - { name: a, password: pw-a }\n"
+      "    - { name: b, password: pw-b, plugin: mysql_native_password }\n"
+      "    - { name: c, password_hash: '*14E65567ABDB5135D0CFD9A70B3032C179A49EE7' }\n"
+      "    - { name: d, password_hash: "
+      "'sha256x2:3881219d087dd9c634373fd33dfa33a2cb6bfc6c520b64b8bb60ef2ceb534ae7' }\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  const auto& u = r.config->mysql.users;
+  ASSERT_EQ(u.size(), 4u);
+  EXPECT_EQ(r.config->mysql.default_auth_plugin, AuthPlugin::kCachingSha2Password);
+  EXPECT_EQ(u[0].plugin, AuthPlugin::kCachingSha2Password);  // the default
+  EXPECT_EQ(u[1].plugin, AuthPlugin::kNativePassword);       // named
+  EXPECT_EQ(u[2].plugin, AuthPlugin::kNativePassword);       // implied by the hash
+  EXPECT_TRUE(u[2].password.empty());
+  EXPECT_EQ(u[3].plugin, AuthPlugin::kCachingSha2Password);
+  EXPECT_TRUE(has_plaintext_secrets(*r.config));
+}
+
+TEST(ConfigLoader, BadSecretsAreReportedWithTheirPaths) {
+  expect_error("mysql:\n  users:\n    - { name: a }\n",
+               {"mysql.users[0]: a user needs exactly one of password and password_hash"});
+  expect_error("mysql:\n  users:\n    - { name: a, password: x, password_hash: '*00' }\n",
+               {"exactly one of password and password_hash"});
+  expect_error("mysql:\n  users:\n    - { name: a, password_hash: '*1234' }\n",
+               {"mysql.users[0].password_hash: expected '*' and 40 hex digits"});
+  expect_error("mysql:\n  users:\n    - { name: a, password_hash: 'sha256x2:zz' }\n",
+               {"mysql.users[0].password_hash"});
+  expect_error(
+      "mysql:\n  users:\n    - { name: a, plugin: caching_sha2_password, password_hash: "
+      "'*14E65567ABDB5135D0CFD9A70B3032C179A49EE7' }\n",
+      {"mysql.users[0].plugin: does not match the form of password_hash"});
+  expect_error("mysql:\n  users:\n    - { name: a, password: x, plugin: sha256_password }\n",
+               {"mysql.users[0].plugin: expected mysql_native_password or caching_sha2_password"});
+  expect_error("mysql:\n  default_auth_plugin: old_password\n", {"mysql.default_auth_plugin"});
+  expect_error("http:\n  tokens: ['sha256:0123456789abcdef']\n",
+               {"http.tokens[0]: 'sha256:' must be followed by 64 hex digits"});
+}
+
+TEST(ConfigLoader, HashedTokensAndUsersAreNotPlaintextSecrets) {
+  auto r = load(
+      "mysql:\n  users:\n    - { name: c, password_hash: "
+      "'*14E65567ABDB5135D0CFD9A70B3032C179A49EE7' }\n"
+      "http:\n  tokens: ['sha256:" +
+      std::string(64, 'a') + "']\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_FALSE(has_plaintext_secrets(*r.config));
+  r = load("http:\n  tokens: ['0123456789abcdef-clear']\n");
+  ASSERT_TRUE(r.config);
+  EXPECT_TRUE(has_plaintext_secrets(*r.config));
+}
+
+TEST(ConfigLoader, TlsSectionsOfBothFrontEnds) {
+  auto r = load(
+      "mysql:\n  tls: { cert_file: /c.pem, key_file: /k.pem, ca_file: /ca.pem, "
+      "require_client_cert: true }\n  require_secure_transport: true\n"
+      "http:\n  tls: { cert_file: /hc.pem, key_file: /hk.pem }\n"
+      "security:\n  strict_config_permissions: true\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  const auto& c = *r.config;
+  ASSERT_TRUE(c.mysql.tls);
+  EXPECT_EQ(c.mysql.tls->cert_file, "/c.pem");
+  EXPECT_EQ(c.mysql.tls->key_file, "/k.pem");
+  EXPECT_EQ(c.mysql.tls->ca_file, "/ca.pem");
+  EXPECT_TRUE(c.mysql.tls->require_client_cert);
+  EXPECT_TRUE(c.mysql.require_secure_transport);
+  ASSERT_TRUE(c.http.tls);
+  EXPECT_EQ(c.http.tls->cert_file, "/hc.pem");
+  EXPECT_TRUE(c.http.tls->ca_file.empty());
+  EXPECT_TRUE(c.security.strict_config_permissions);
+  EXPECT_FALSE(load("data_dir: ./d\n").config->mysql.tls);
+}
+
+TEST(ConfigLoader, TlsMistakesAreReported) {
+  expect_error("mysql:\n  tls: { cert_file: /c.pem }\n",
+               {"mysql.tls.key_file: required: a PEM file"});
+  expect_error("http:\n  tls: { key_file: /k.pem }\n", {"http.tls.cert_file: required"});
+  expect_error("mysql:\n  tls: { cert_file: /c, key_file: /k, require_client_cert: true }\n",
+               {"mysql.tls.require_client_cert: needs ca_file"});
+  expect_error("mysql:\n  tls: { cert_file: /c, key_file: /k, cipher: x }\n",
+               {"mysql.tls.cipher: unknown key"});
+  expect_error("mysql:\n  require_secure_transport: true\n",
+               {"mysql.require_secure_transport: needs mysql.tls"});
+  expect_error("security:\n  strict: true\n", {"security.strict: unknown key"});
+}
+
+TEST(Exposure, HashedDefaultPasswordIsCheckedByTheApp) {
+  // config/ cannot hash: a password_hash is never judged here (server/app checks it).
+  Config c;
+  c.mysql.listen.host = "0.0.0.0";
+  MySqlUser u;
+  u.name = "ticket";
+  u.password_hash = "*00";
+  c.mysql.users.push_back(u);
+  EXPECT_TRUE(check_exposure(c).empty());
+}
+
+}  // namespace
+}  // namespace ticketd::config

@@ -25,11 +25,42 @@ TEST(HttpAuthHelpers, BearerTokenParsing) {
 }
 
 TEST(HttpAuthHelpers, AuthorizedChecksEveryToken) {
-  const std::vector<std::string> tokens{"one", "two"};
+  const std::vector<TokenVerifier> tokens{"one", "two"};
   EXPECT_TRUE(authorized(tokens, "Bearer one"));
   EXPECT_TRUE(authorized(tokens, "Bearer two"));
   EXPECT_FALSE(authorized(tokens, "Bearer three"));
   EXPECT_FALSE(authorized({}, "Bearer one"));
+}
+
+}  // namespace
+}  // namespace ticketd::http
+
+namespace ticketd::http {
+namespace {
+
+TEST(TokenVerifier, AcceptsTheTokenInClearOrAsItsSha256) {
+  // sha256(b"0123456789abcdef-token"), computed with Python's hashlib.
+  const std::vector<TokenVerifier> tokens{
+      "sha256:3c18109ce815143332983177dfecc23e848446a79ddcca321f551496e0de9c70",
+      "another-token-in-clear"};
+  EXPECT_TRUE(authorized(tokens, "Bearer 0123456789abcdef-token"));
+  EXPECT_TRUE(authorized(tokens, "Bearer another-token-in-clear"));
+  EXPECT_FALSE(authorized(tokens, "Bearer 0123456789abcdef-toke"));
+  // The hashed entry is not itself a token.
+  EXPECT_FALSE(authorized(
+      tokens, "Bearer sha256:3c18109ce815143332983177dfecc23e848446a79ddcca321f551496e0de9c70"));
+}
+
+TEST(TokenVerifier, UpperCaseHexIsTheSameDigest) {
+  const std::vector<TokenVerifier> tokens{
+      "sha256:3C18109CE815143332983177DFECC23E848446A79DDCCA321F551496E0DE9C70"};
+  EXPECT_TRUE(authorized(tokens, "Bearer 0123456789abcdef-token"));
+}
+
+TEST(TokenDigest, IsTheSha256OfTheToken) {
+  const TokenDigest d = token_digest("0123456789abcdef-token");
+  EXPECT_EQ(d[0], 0x3c);
+  EXPECT_EQ(d[31], 0x70);
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ using testing::unframe;
 
 class ScriptedConversation : public ::testing::Test {
  protected:
-  ScriptedConversation() { users_["app"] = double_sha1("s3cret"); }
+  ScriptedConversation() {
+    login_.users["app"] = UserAccount::with_password(AuthPlugin::kNativePassword, "s3cret");
+  }
 
   ServerConnection::Output send(std::string_view payload, std::uint8_t seq = 0) {
     std::string framed;
@@ -63,9 +65,9 @@ class ScriptedConversation : public ::testing::Test {
   }
 
   ScriptedCommandHandler handler_;
-  UserTable users_;
+  LoginPolicy login_;
   std::unique_ptr<ServerConnection> conn_ =
-      std::make_unique<ServerConnection>(handler_, users_, 9, "127.0.0.1", ConnectionHooks{});
+      std::make_unique<ServerConnection>(handler_, login_, 9, "127.0.0.1", ConnectionHooks{});
 };
 
 TEST_F(ScriptedConversation, AnOkResultIsEncodedByteForByte) {

@@ -29,7 +29,7 @@ class Conversation : public ::testing::Test {
   explicit Conversation(ServerSettings settings = {})
       : committer_(store_), service_(store_, committer_), settings_(std::move(settings)) {
     EXPECT_TRUE(service_.ensure_configured(SequenceSpec{.name = "Tickets64", .cache = 10}));
-    users_["app"] = double_sha1("s3cret");
+    login_.users["app"] = UserAccount::with_password(AuthPlugin::kNativePassword, "s3cret");
   }
 
   // Sends one payload with the given sequence id; returns the server's reply packets.
@@ -91,10 +91,10 @@ class Conversation : public ::testing::Test {
   ticketd::testing::FakeClock clock_;
   ServerSettings settings_;
   QueryExecutor executor_{service_, settings_, clock_};
-  UserTable users_;
+  LoginPolicy login_;
   std::vector<std::string> failed_users_;  // what on_auth_failure reported
   ServerConnection conn_{
-      executor_, users_, 7, "127.0.0.1",
+      executor_, login_, 7, "127.0.0.1",
       ConnectionHooks{[this](std::string_view user) { failed_users_.emplace_back(user); }, {}}};
 };
 

@@ -105,5 +105,81 @@ TEST(Scramble, HasNoNulNoDollarAndSevenBitBytes) {
 
 TEST(Scramble, DiffersBetweenCalls) { EXPECT_NE(make_scramble(), make_scramble()); }
 
+// caching_sha2_password, computed independently with Python's hashlib:
+//   s1 = sha256(b"secret"); s2 = sha256(s1)
+//   token = xor(s1, sha256(s2 + scramble))
+constexpr std::string_view kSecretDoubleSha256 =
+    "38 81 21 9d 08 7d d9 c6 34 37 3f d3 3d fa 33 a2 cb 6b fc 6c 52 0b 64 b8 bb 60 ef 2c eb 53 4a "
+    "e7";
+constexpr std::string_view kSecretSha2Token =
+    "eb f4 e4 d1 4c 75 1e fb 1f 98 f5 10 a2 e8 41 3c 22 08 69 3b b6 3c aa 68 5b c3 2b 63 53 6f 40 "
+    "e6";
+// sha256(sha256(b"")).
+constexpr std::string_view kEmptyDoubleSha256 =
+    "5d f6 e0 e2 76 13 59 d3 0a 82 75 05 8e 29 9f cc 03 81 53 45 45 f5 5c f4 3e 41 98 3f 5d 4c 94 "
+    "56";
+
+Sha256Digest sha256_from_hex(std::string_view h) {
+  const std::string bytes = from_hex(h);
+  Sha256Digest d{};
+  std::copy(bytes.begin(), bytes.end(), d.begin());
+  return d;
+}
+
+std::string sha256_hex(const Sha256Digest& d) {
+  return to_hex(std::string_view(reinterpret_cast<const char*>(d.data()), d.size()));
+}
+
+TEST(CachingSha2Password, DoubleSha256MatchesKnownVector) {
+  EXPECT_EQ(sha256_hex(double_sha256("secret")), hex(kSecretDoubleSha256));
+  EXPECT_EQ(sha256_hex(double_sha256("")), hex(kEmptyDoubleSha256));
+}
+
+TEST(CachingSha2Password, TokenMatchesKnownVector) {
+  EXPECT_EQ(to_hex(caching_sha2_token("secret", docs_scramble())), hex(kSecretSha2Token));
+  EXPECT_EQ(caching_sha2_token("", docs_scramble()), "");
+}
+
+TEST(CachingSha2Password, FastAuthenticationVerifiesOnlyTheRightToken) {
+  const Sha256Digest stored = sha256_from_hex(kSecretDoubleSha256);
+  const std::string token = from_hex(kSecretSha2Token);
+  EXPECT_TRUE(verify_caching_sha2_token(stored, docs_scramble(), as_bytes(token)));
+  std::string flipped = token;
+  flipped[31] = static_cast<char>(flipped[31] ^ 1);
+  EXPECT_FALSE(verify_caching_sha2_token(stored, docs_scramble(), as_bytes(flipped)));
+  Scramble other = docs_scramble();
+  other[0] = static_cast<std::uint8_t>(other[0] + 1);
+  EXPECT_FALSE(verify_caching_sha2_token(stored, other, as_bytes(token)));
+  EXPECT_FALSE(
+      verify_caching_sha2_token(double_sha256("Secret"), docs_scramble(), as_bytes(token)));
+  // A native-length token, a token one byte short or long: never a match.
+  for (std::size_t n : {20, 31, 33}) {
+    EXPECT_FALSE(verify_caching_sha2_token(stored, docs_scramble(), as_bytes(std::string(n, 'x'))))
+        << n;
+  }
+}
+
+TEST(CachingSha2Password, EmptyTokenOrOneNulMatchesOnlyTheEmptyPassword) {
+  const Sha256Digest empty = double_sha256("");
+  EXPECT_TRUE(verify_caching_sha2_token(empty, docs_scramble(), as_bytes(std::string_view())));
+  EXPECT_TRUE(
+      verify_caching_sha2_token(empty, docs_scramble(), as_bytes(std::string_view("\0", 1))));
+  EXPECT_FALSE(verify_caching_sha2_token(sha256_from_hex(kSecretDoubleSha256), docs_scramble(),
+                                         as_bytes(std::string_view())));
+}
+
+TEST(CachingSha2Password, FullAuthenticationChecksTheCleartextPassword) {
+  const Sha256Digest stored = sha256_from_hex(kSecretDoubleSha256);
+  EXPECT_TRUE(verify_cleartext_password(stored, "secret"));
+  EXPECT_FALSE(verify_cleartext_password(stored, "secret "));
+  EXPECT_FALSE(verify_cleartext_password(stored, ""));
+}
+
+TEST(CachingSha2Password, RoundTripsWithAFreshScramble) {
+  const Scramble s = make_scramble();
+  EXPECT_TRUE(verify_caching_sha2_token(double_sha256("pa55 word"), s,
+                                        as_bytes(caching_sha2_token("pa55 word", s))));
+}
+
 }  // namespace
 }  // namespace ticketd::mysql

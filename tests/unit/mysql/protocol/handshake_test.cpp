@@ -293,7 +293,7 @@ TEST(AuthSwitchRequest, NativePasswordSwitchEncodesByteForByte) {
   const std::string expected =
       "fe 6d 79 73 71 6c 5f 6e 61 74 69 76 65 5f 70 61 73 73 77 6f 72 64 00"
       " 22 3d 4e 50 29 75 39 56 29 64 40 52 5c 55 78 7a 7c 21 29 4b 00";
-  const AuthSwitchRequest request = native_password_switch(kDocsScramble);
+  const AuthSwitchRequest request = auth_switch(kNativePasswordPlugin, kDocsScramble);
   const std::string payload = to_payload(request);
   EXPECT_EQ(to_hex(payload), hex(expected));
   auto r = decode_auth_switch_request(as_bytes(payload));
@@ -316,6 +316,46 @@ TEST(AuthSwitchResponse, IsTheRawPayload) {
   EXPECT_EQ((*f)->last_sequence_id, 3);
   const std::string data = decode_auth_switch_response(as_bytes((*f)->payload));
   EXPECT_EQ(to_hex(data), hex("f4 17 96 1f 79 f3 ac 10 0b da a6 b3 b5 c2 0e ab 59 85 ff b8"));
+}
+
+TEST(AuthSwitchRequest, CachingSha2SwitchEncodesByteForByte) {
+  // As mysqld 8 sends it: 0xFE, "caching_sha2_password" NUL, the 20-byte scramble and a NUL.
+  const std::string expected =
+      "fe 63 61 63 68 69 6e 67 5f 73 68 61 32 5f 70 61 73 73 77 6f 72 64 00"
+      " 22 3d 4e 50 29 75 39 56 29 64 40 52 5c 55 78 7a 7c 21 29 4b 00";
+  const AuthSwitchRequest request = auth_switch(kCachingSha2PasswordPlugin, kDocsScramble);
+  const std::string payload = to_payload(request);
+  EXPECT_EQ(to_hex(payload), hex(expected));
+  auto r = decode_auth_switch_request(as_bytes(payload));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(*r, request);
+}
+
+// --- AuthMoreData ----------------------------------------------------------------------------
+
+TEST(AuthMoreData, EncodesTheCachingSha2StatusBytes) {
+  // fast_auth_success and perform_full_authentication, as in the caching_sha2_password exchange
+  // diagrams of the MySQL docs (the packets' payloads: 0x01 and one status byte).
+  const struct {
+    std::uint8_t status;
+    std::string_view hex;
+  } cases[] = {{kCachingSha2FastAuthSuccess, "01 03"},
+               {kCachingSha2PerformFullAuthentication, "01 04"}};
+  for (const auto& c : cases) {
+    const AuthMoreData more{std::string(1, static_cast<char>(c.status))};
+    const std::string payload = to_payload(more);
+    EXPECT_EQ(to_hex(payload), hex(c.hex));
+    auto r = decode_auth_more_data(as_bytes(payload));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(*r, more);
+  }
+}
+
+TEST(AuthMoreData, RejectsAnEmptyPayloadAndOtherHeaders) {
+  EXPECT_FALSE(decode_auth_more_data(as_bytes(std::string_view())).has_value());
+  const std::string ok_packet = from_hex("00 00 00 02 00 00 00");
+  EXPECT_EQ(decode_auth_more_data(as_bytes(ok_packet)).error(),
+            make_error_code(ProtocolErrc::kUnexpectedPacket));
 }
 
 }  // namespace
