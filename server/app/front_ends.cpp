@@ -136,6 +136,14 @@ FrontEnds::FrontEnds(const config::Config& config, Engine& engine, const TlsCont
                 http_options(config)} {
   mysql_deps.tls = tls.mysql;
   http_deps.tls = tls.http;
+  // The audit trail: one `audit` log line and one counted event each.
+  const AuditSink audit = [this](std::string_view event, std::string_view detail) {
+    log::audit(event, detail);
+    metrics.audit_event(event);
+  };
+  mysql_deps.audit = audit;
+  http_deps.audit = audit;
+  engine.service().set_audit(audit);
   mysql_deps.max_connections = config.mysql.max_connections;
   mysql_deps.auth_throttle = &auth_throttle;
   mysql_deps.wait_timeout = config.mysql.wait_timeout;

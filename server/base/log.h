@@ -10,6 +10,8 @@ enum class Level { kDebug = 0, kInfo, kWarn, kError };
 void set_level(Level level);
 [[nodiscard]] bool enabled(Level level);
 void write(Level level, std::string_view message);
+/// One line of the audit trail ("... audit sequence_dropped: ..."), written whatever the level.
+void audit(std::string_view event, std::string_view message);
 
 inline void debug(std::string_view m) {
   if (enabled(Level::kDebug)) write(Level::kDebug, m);

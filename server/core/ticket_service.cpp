@@ -303,7 +303,9 @@ DetailedResult<void> TicketService::create_other(SequenceDefinition d, bool forc
   defined_[name] = true;
   sequences_[name] = std::move(*handle);
   lock.unlock();
-  log::info("sequence '" + name + "' created (" + std::string(kind_name(d.spec.kind)) + ")");
+  audit("sequence_created", "sequence '" + name + "' created (" +
+                                std::string(kind_name(d.spec.kind)) + (force ? ", forced" : "") +
+                                ")");
   return {};
 }
 
@@ -328,7 +330,8 @@ void TicketService::create_ticket(const SequenceSpec& spec, CreateOptions option
     }
     if (auto t = tombstones_.find(spec.name); t != tombstones_.end()) {
       if (options.force) {
-        log::warn("sequence '" + spec.name + "': forced re-create ignores the tombstone ceiling " +
+        audit("sequence_force_created",
+              "sequence '" + spec.name + "': forced re-create ignores the tombstone ceiling " +
                   std::to_string(t->second) + "; values at or below it may be issued again");
       } else if (t->second > ceiling) {
         log::info("sequence '" + spec.name + "': re-created above its tombstone ceiling " +
@@ -341,24 +344,23 @@ void TicketService::create_ticket(const SequenceSpec& spec, CreateOptions option
   std::vector<Mutation> mutations;
   mutations.push_back(Mutation{sequence_key(spec.name), encode_record(record)});
   mutations.push_back(Mutation{tombstone_key(spec.name), std::nullopt});
-  committer_.submit(std::move(mutations),
-                    [this, record, done = std::move(done)](const DetailedResult<void>& r) mutable {
-                      {
-                        std::unique_lock lock(mutex_);
-                        ddl_in_flight_.erase(record.spec.name);
-                        if (r) {
-                          tombstones_.erase(record.spec.name);
-                          sequences_[record.spec.name] =
-                              std::make_shared<TicketSequence>(record, committer_);
-                        }
-                      }
-                      if (r) {
-                        log::info("sequence '" + record.spec.name + "' created (" +
-                                  std::string(kind_name(record.spec.kind)) + ", resumes above " +
-                                  std::to_string(record.ceiling) + ")");
-                      }
-                      done(r);
-                    });
+  committer_.submit(std::move(mutations), [this, record, done = std::move(done)](
+                                              const DetailedResult<void>& r) mutable {
+    {
+      std::unique_lock lock(mutex_);
+      ddl_in_flight_.erase(record.spec.name);
+      if (r) {
+        tombstones_.erase(record.spec.name);
+        sequences_[record.spec.name] = std::make_shared<TicketSequence>(record, committer_);
+      }
+    }
+    if (r) {
+      audit("sequence_created", "sequence '" + record.spec.name + "' created (" +
+                                    std::string(kind_name(record.spec.kind)) + ", resumes above " +
+                                    std::to_string(record.ceiling) + ")");
+    }
+    done(r);
+  });
 }
 
 void TicketService::drop(std::string_view name, DoneCallback done) {
@@ -425,7 +427,8 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
           }
         }
         if (r) {
-          log::info("sequence '" + n + "' dropped" +
+          audit("sequence_dropped",
+                "sequence '" + n + "' dropped" +
                     (ceiling ? "; tombstone ceiling " + std::to_string(*ceiling) : std::string()));
         }
         done(r);
@@ -713,12 +716,46 @@ void TicketService::next_recorded(std::string_view name, std::uint64_t count, Bl
 }
 
 void TicketService::advance_to(std::string_view name, std::uint64_t value, BlockCallback done) {
+  advance(name, value, false, std::move(done));
+}
+
+void TicketService::advance_past(std::string_view name, std::uint64_t last_used,
+                                 BlockCallback done) {
+  advance(name, last_used, true, std::move(done));
+}
+
+void TicketService::advance(std::string_view name, std::uint64_t value, bool past,
+                            BlockCallback done) {
   auto seq = find(name);
   if (!seq) {
     done(unknown(name));
     return;
   }
-  seq->advance_to(value, std::move(done));
+  BlockCallback then = std::move(done);
+  if (audit_) {
+    then = [this, n = std::string(name), value, past,
+            done = std::move(then)](DetailedResult<Block> b) {
+      if (b) {
+        audit("sequence_advanced", "sequence '" + n + "' moved " +
+                                       (past ? "past " : "to at least ") + std::to_string(value) +
+                                       " (next value " + std::to_string(b->first) + ")");
+      }
+      done(std::move(b));
+    };
+  }
+  if (past) {
+    seq->advance_past(value, std::move(then));
+  } else {
+    seq->advance_to(value, std::move(then));
+  }
+}
+
+void TicketService::audit(std::string_view event, const std::string& detail) const {
+  if (audit_) {
+    audit_(event, detail);
+  } else {
+    log::info(detail);
+  }
 }
 
 DetailedResult<Block> take_and_wait(TicketSequence& sequence, std::uint64_t count) {

@@ -16,6 +16,7 @@
 
 #include "server/base/result.h"
 #include "server/base/string_hash.h"
+#include "server/core/audit.h"
 #include "server/core/clock.h"
 #include "server/core/gapless_sequence.h"
 #include "server/core/group_committer.h"
@@ -87,6 +88,11 @@ class TicketService {
   /// Lets create() and load() build gapless, Snowflake and UUIDv7 sequences (before load()).
   void enable_runtime_kinds(RuntimeKinds kinds);
 
+  /// Where administrative changes are reported once durable (before serving): every create
+  /// (forced re-creates apart), drop and forward move (SETVAL, ALTER TABLE AUTO_INCREMENT).
+  /// Without a sink they are info log lines.
+  void set_audit(AuditSink sink) { audit_ = std::move(sink); }
+
   /// Reads every sequence from the store: ticket sequences, tombstones, and the definitions of
   /// sequences of other kinds created at run time (Snowflake ones are opened later, by
   /// open_stored_snowflakes(), once the worker ID is known).
@@ -148,6 +154,8 @@ class TicketService {
   void next_recorded(std::string_view name, std::uint64_t count, BlockRecorder record,
                      BlockCallback done);
   void advance_to(std::string_view name, std::uint64_t value, BlockCallback done);
+  /// Marks every value up to `last_used` as used (SETVAL): see TicketSequence::advance_past.
+  void advance_past(std::string_view name, std::uint64_t last_used, BlockCallback done);
 
  private:
   [[nodiscard]] static Error unknown(std::string_view name);
@@ -191,6 +199,9 @@ class TicketService {
   };
   void use_snowflake_retries(RetryScheduler* scheduler, const Clock* clock);
   std::atomic<const SnowflakeRetries*> snowflake_retries_{nullptr};
+  void advance(std::string_view name, std::uint64_t value, bool past, BlockCallback done);
+  void audit(std::string_view event, const std::string& detail) const;
+  AuditSink audit_;
   std::unique_ptr<SnowflakeRetries> snowflake_retries_storage_;
 };
 

@@ -320,6 +320,12 @@ asio::awaitable<void> serve_requests(Stream& io, beast::tcp_stream& tcp, HttpDep
     handle_request(
         deps, parser.release(), [&completer](Response r) { (*completer)(std::move(r)); }, handoff);
     Response res = co_await pending->wait();
+    if (deps.audit && res.result() == bhttp::status::unauthorized) {
+      deps.audit("token_refused",
+                 "http " + method + " " + printable(target, 128) +
+                     (presented_token ? " (wrong bearer token)" : " (no bearer token)") + " from " +
+                     peer);
+    }
     if (deps.auth_throttle != nullptr) {
       if (res.result() == bhttp::status::unauthorized) {
         const auto f = deps.auth_throttle->record_failure(peer);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "server/core/audit.h"
 #include "server/core/auth_throttle.h"
 #include "server/core/clock.h"
 #include "server/core/lease_log.h"
@@ -72,6 +73,8 @@ struct HttpDeps {
   /// Rejected tokens per client address (shared with MySQL): requests from an address with
   /// repeated failures wait before they are answered, and failures are logged. Null: neither.
   AuthThrottle* auth_throttle = nullptr;
+  /// Every refused bearer token is one audit event (request and peer; never the token).
+  AuditSink audit;
   /// http.tls: every connection is HTTPS when set (the session runs the TLS handshake).
   std::shared_ptr<boost::asio::ssl::context> tls;
 };

@@ -69,6 +69,8 @@ Metrics::Metrics(const TicketService& tickets, const GroupCommitter& committer, 
                            "Client connections accepted per front end")),
       auth_failures_(
           counter(*registry_, "ticketd_auth_failures_total", "Rejected credentials per front end")),
+      audit_events_(counter(*registry_, "ticketd_audit_events_total",
+                            "Audit trail events (login failures, administrative changes)")),
       errors_(counter(*registry_, "ticketd_errors_total",
                       "Errors returned to clients, per front end and error code")),
       request_seconds_(histogram(*registry_, "ticketd_request_duration_seconds",
@@ -179,6 +181,10 @@ void Metrics::connection_closed(std::string_view frontend) {
 
 void Metrics::auth_failure(std::string_view frontend) {
   auth_failures_.Add({{"frontend", s(frontend)}}).Increment();
+}
+
+void Metrics::audit_event(std::string_view event) {
+  audit_events_.Add({{"event", s(event)}}).Increment();
 }
 
 void Metrics::error(std::string_view frontend, std::string_view code) {

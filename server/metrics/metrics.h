@@ -46,6 +46,8 @@ class Metrics {
   void connection_opened(std::string_view frontend);
   void connection_closed(std::string_view frontend);
   void auth_failure(std::string_view frontend);
+  /// One audit event (login_failed, sequence_dropped, ...), by its event word.
+  void audit_event(std::string_view event);
   /// An error returned to a client; `code` is the front end's error code ("not_found", "1146").
   void error(std::string_view frontend, std::string_view code);
   void request_latency(std::string_view frontend, std::string_view route, double seconds);
@@ -74,6 +76,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& open_connections_;
   prometheus::Family<prometheus::Counter>& connections_;
   prometheus::Family<prometheus::Counter>& auth_failures_;
+  prometheus::Family<prometheus::Counter>& audit_events_;
   prometheus::Family<prometheus::Counter>& errors_;
   prometheus::Family<prometheus::Histogram>& request_seconds_;
   prometheus::Family<prometheus::Counter>& durable_writes_;

@@ -170,9 +170,13 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
   }
 
   ConnectionHooks hooks = deps.hooks;
-  if (deps.auth_throttle != nullptr) {
+  if (deps.auth_throttle != nullptr || deps.audit) {
     hooks.on_auth_failure = [&deps, host](std::string_view user) {
       if (deps.hooks.on_auth_failure) deps.hooks.on_auth_failure(user);
+      if (deps.audit) {
+        deps.audit("login_failed", "mysql user '" + printable(user) + "' from " + host);
+      }
+      if (deps.auth_throttle == nullptr) return;
       const auto f = deps.auth_throttle->record_failure(host);
       if (f.log) {
         log::warn(failure_line("mysql login", "user '" + printable(user) + "'", host, f));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "server/core/audit.h"
 #include "server/core/auth_throttle.h"
 #include "server/mysql/query_executor.h"
 #include "server/mysql/server_connection.h"
@@ -31,6 +32,8 @@ struct MySqlDeps {
   std::chrono::seconds connect_timeout{10};  // limit for the whole login exchange
   /// Failed logins per client address (shared with HTTP); null: no throttling or logging.
   AuthThrottle* auth_throttle = nullptr;
+  /// Every refused login is one audit event (user and peer address; never the token).
+  AuditSink audit;
   /// mysql.tls: offered to clients (CLIENT_SSL) when set; must be set when login.tls_available.
   std::shared_ptr<boost::asio::ssl::context> tls;
 };

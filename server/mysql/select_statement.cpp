@@ -198,10 +198,11 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
           self->row.emplace_back(std::to_string(value));
           self->resumed(i + 1);
         });
+    // Through the registry, which records the move in the audit trail.
     if (item.setval_is_used) {
-      seq->advance_past(value, std::move(then));
+      ex().tickets.advance_past(*name, value, std::move(then));
     } else {
-      seq->advance_to(value, std::move(then));
+      ex().tickets.advance_to(*name, value, std::move(then));
     }
   }
 

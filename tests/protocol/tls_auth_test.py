@@ -322,6 +322,36 @@ class TlsAndAuth(unittest.TestCase):
                            capture_output=True, text=True, timeout=30)
         self.assertNotEqual(r.returncode, 0)
 
+    def test_audit_trail_of_logins_tokens_and_changes(self):
+        with self.assertRaises(pymysql.err.OperationalError):
+            self.pymysql(password="not-the-password", ssl={"ca": self.pki.ca})
+        conn = self.pymysql(ssl={"ca": self.pki.ca})
+        cur = conn.cursor()
+        cur.execute("CREATE SEQUENCE AuditSeq")
+        cur.execute("SELECT SETVAL(AuditSeq, 700)")
+        cur.execute("DROP SEQUENCE AuditSeq")
+        conn.close()
+        r = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-X", "POST", "-H",
+                            "Authorization: Bearer wrong-token-0123456789", "--cacert", self.pki.ca,
+                            f"https://127.0.0.1:{self.t.http_port}/v1/sequences/Tickets64/next"],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        log = self.t.log_text()
+        for line in ("audit login_failed: mysql user 'app' from 127.0.0.1",
+                     "audit sequence_created: sequence 'AuditSeq' created",
+                     "audit sequence_advanced: sequence 'AuditSeq' moved past 700",
+                     "audit sequence_dropped: sequence 'AuditSeq' dropped",
+                     "audit token_refused: http POST /v1/sequences/Tickets64/next "
+                     "(wrong bearer token) from 127.0.0.1"):
+            self.assertIn(line, log)
+        self.assertNotIn("not-the-password", log)
+        self.assertNotIn("wrong-token-0123456789", log)
+        r = subprocess.run(["curl", "-sS", "-H", f"Authorization: Bearer {TOKEN}", "--cacert",
+                            self.pki.ca, f"https://127.0.0.1:{self.t.http_port}/metrics"],
+                           capture_output=True, text=True, timeout=30)
+        for event in ("login_failed", "sequence_created", "sequence_dropped", "token_refused"):
+            self.assertRegex(r.stdout, 'ticketd_audit_events_total{event="' + event + '"} [1-9]')
+
     def test_secrets_never_reach_the_log(self):
         log = self.t.log_text()
         for secret in ("s3cret-app", "old-pass", HASHED_PASSWORD, TOKEN):

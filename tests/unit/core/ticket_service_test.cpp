@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "server/core/ticket_errc.h"
 #include "tests/support/fake_clock.h"
@@ -105,6 +108,47 @@ TEST(TicketService, ForcedRecreateMayGoLower) {
   ASSERT_TRUE(e.drop("a"));
   ASSERT_TRUE(e.create(SequenceSpec{.name = "a"}, CreateOptions{.force = true}));
   EXPECT_EQ(e.next("a"), 1u);
+}
+
+TEST(TicketService, AdministrativeChangesReachTheAuditSinkOnceDurable) {
+  ScriptedStore store;
+  Engine e(store);
+  std::mutex m;
+  std::vector<std::pair<std::string, std::string>> events;
+  e.service.set_audit([&](std::string_view event, std::string_view detail) {
+    std::lock_guard lock(m);
+    events.emplace_back(event, detail);
+  });
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "a"}));
+  // An existing sequence with IF NOT EXISTS changes nothing: no event.
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "a"}, CreateOptions{.if_not_exists = true}));
+  std::promise<DetailedResult<Block>> moved;
+  e.service.advance_past("a", 500, [&](DetailedResult<Block> b) { moved.set_value(b); });
+  ASSERT_TRUE(moved.get_future().get());
+  ASSERT_TRUE(e.drop("a"));
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "a"}, CreateOptions{.force = true}));
+  std::lock_guard lock(m);
+  ASSERT_EQ(events.size(), 5u);
+  EXPECT_EQ(events[0].first, "sequence_created");
+  EXPECT_EQ(events[0].second, "sequence 'a' created (ticket, resumes above 0)");
+  EXPECT_EQ(events[1].first, "sequence_advanced");
+  EXPECT_EQ(events[1].second, "sequence 'a' moved past 500 (next value 501)");
+  EXPECT_EQ(events[2].first, "sequence_dropped");
+  EXPECT_NE(events[2].second.find("tombstone ceiling"), std::string::npos);
+  EXPECT_EQ(events[3].first, "sequence_force_created");
+  EXPECT_NE(events[3].second.find("may be issued again"), std::string::npos);
+  EXPECT_EQ(events[4].first, "sequence_created");
+}
+
+TEST(TicketService, AFailedChangeIsNotAudited) {
+  ScriptedStore store;
+  Engine e(store);
+  int events = 0;
+  e.service.set_audit([&](std::string_view, std::string_view) { ++events; });
+  ASSERT_TRUE(e.create(SequenceSpec{.name = "a"}));
+  store.fail_next(1);
+  EXPECT_FALSE(e.drop("a"));
+  EXPECT_EQ(events, 1);  // the create only
 }
 
 TEST(TicketService, FailedDropKeepsTheSequence) {
