@@ -451,6 +451,10 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
       fresh.user = session_.user;
       fresh.host = session_.host;
       fresh.database = session_.database;
+      // The connection's own, not the session's: where engine answers resume, and its TLS.
+      fresh.handoff = session_.handoff;
+      fresh.tls_version = session_.tls_version;
+      fresh.tls_cipher = session_.tls_cipher;
       // A fresh account: assigning gives back everything the old one held, long data and
       // statement texts included.
       fresh.memory = executor_.connection_memory();

@@ -228,6 +228,22 @@ TEST_F(TlsAuthConversation, FastAuthenticationWorksInsideTlsToo) {
   EXPECT_TRUE(conn().authenticated());
 }
 
+TEST_F(TlsAuthConversation, ResetConnectionKeepsTheTlsStateAndTheHandoff) {
+  auto hello = start_tls();
+  auto packets = unframe(send(response("sha", caching_sha2_token("s-pass", hello.auth_plugin_data),
+                                       "caching_sha2_password"),
+                              2)
+                             .bytes);
+  ASSERT_TRUE(conn().authenticated());
+  const auto* handoff = conn().session().handoff.get();
+  packets = unframe(send(std::string(1, static_cast<char>(kComResetConnection)), 0).bytes);
+  ASSERT_EQ(packets.size(), 1u);
+  EXPECT_EQ(packets[0].payload[0], '\0');
+  EXPECT_TRUE(conn().secure());
+  EXPECT_EQ(conn().session().tls_cipher, "TLS_AES_256_GCM_SHA384");
+  EXPECT_EQ(conn().session().handoff.get(), handoff);
+}
+
 TEST_F(TlsAuthConversation, ASecondSslRequestIsABadHandshake) {
   start_tls();
   auto out = send(ssl_request(), 2);
