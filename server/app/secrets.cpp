@@ -124,11 +124,12 @@ std::optional<std::string> config_permission_problem(const std::string& path,
                                                      const config::Config& config) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  // World-readable only: a packaged config is commonly root:ticketd 0640, read through the group.
-  if ((st.st_mode & S_IROTH) == 0 || !config::has_plaintext_secrets(config)) {
-    return std::nullopt;
-  }
-  return path + " holds a password or token in clear and is readable by every user (mode " +
+  // Readable by another user: world-readable, or group-readable by a group that is not this
+  // process's own (a packaged root:ticketd 0640 file, read by ticketd through its group, is fine).
+  const bool others =
+      (st.st_mode & S_IROTH) != 0 || ((st.st_mode & S_IRGRP) != 0 && st.st_gid != ::getegid());
+  if (!others || !config::has_plaintext_secrets(config)) return std::nullopt;
+  return path + " holds a password or token in clear and is readable by other users (mode " +
          std::to_string((st.st_mode >> 6) & 7) + std::to_string((st.st_mode >> 3) & 7) +
          std::to_string(st.st_mode & 7) +
          "); chmod 600 it, or use password_hash and sha256: tokens (ticketd hash-password, "

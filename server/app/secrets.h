@@ -31,7 +31,8 @@ namespace ticketd {
 int hash_password_command(std::FILE* in, std::FILE* out);
 int hash_token_command(std::FILE* in, std::FILE* out);
 
-/// A config file that every user may read while it holds a password or token in clear: a warning
+/// A config file that other users may read (world-readable, or through a group not this
+/// process's own) while it holds a password or token in clear: a warning
 /// line (or, with security.strict_config_permissions, the reason to refuse). nullopt when the
 /// file is private or holds only hashes.
 [[nodiscard]] std::optional<std::string> config_permission_problem(const std::string& path,

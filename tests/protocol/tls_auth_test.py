@@ -429,10 +429,32 @@ class StartupChecks(unittest.TestCase):
     def test_a_world_readable_config_with_passwords_warns(self):
         t = self.world_readable().start()
         try:
-            self.assertIn("readable by every user", t.log_text())
+            self.assertIn("readable by other users", t.log_text())
             self.assertNotIn("s3cret-app", t.log_text())
         finally:
             t.cleanup()
+
+    def test_a_private_or_hashed_config_gets_no_warning(self):
+        t = Ticketd()  # mkstemp: mode 0600
+        try:
+            t.start()
+            self.assertNotIn("readable by other users", t.log_text())
+        finally:
+            t.cleanup()
+        sha = hash_password("s3cret-app")["caching_sha2_password"]
+        t = self.world_readable_text(Ticketd.DEFAULT_CONFIG.replace(
+            "    - {{ name: ticket, password: ticket }}\n", "").replace(
+            "password: s3cret-app", f"password_hash: '{sha}'"))
+        try:
+            t.start()
+            self.assertNotIn("readable by other users", t.log_text())
+        finally:
+            t.cleanup()
+
+    def world_readable_text(self, text):
+        t = Ticketd(text)
+        os.chmod(t.config_path, 0o644)
+        return t
 
     def test_strict_config_permissions_refuses_to_start(self):
         t = self.world_readable("security:\n  strict_config_permissions: true\n")
