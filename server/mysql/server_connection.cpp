@@ -537,6 +537,7 @@ void ServerConnection::start_queries(std::span<const std::string_view> statement
   run.out = std::move(spare_output_);
   run.out.clear();
   run.done = done;
+  run.finished = false;
   run_queries();
 }
 
@@ -557,18 +558,23 @@ void ServerConnection::run_queries() {
       const bool failed = std::holds_alternative<ErrResult>(r);
       // Later results follow: say so, until the last one or an error.
       append_result(run.out, r, run.binary, last || failed ? 0 : kServerMoreResultsExists);
-      if (last || failed) {
-        Done done = std::move(run.done);
-        return done(Output{std::move(run.out), false});
-      }
-      ++run.index;
+      run.finished = last || failed;
+      if (!run.finished) ++run.index;
       int expected = 0;
-      if (run.phase.compare_exchange_strong(expected, 1)) return;  // the loop goes on
-      run_queries();  // answered later: the loop resumes (on the session's strand)
+      if (run.phase.compare_exchange_strong(expected, 1)) return;  // the loop goes on or ends
+      // Answered later: the loop has returned, so this is the run's only owner now.
+      if (run.finished) return finish_queries();
+      run_queries();
     });
     int expected = 0;
-    if (run.phase.compare_exchange_strong(expected, 2)) return;  // answered, or answers later
+    if (run.phase.compare_exchange_strong(expected, 2)) return;  // it answers later
+    if (run.finished) return finish_queries();
   }
+}
+
+void ServerConnection::finish_queries() {
+  Done done = std::move(run_.done);
+  done(Output{std::move(run_.out), false});
 }
 
 void ServerConnection::release_long_data(PreparedStatement& ps) {

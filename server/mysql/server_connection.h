@@ -114,9 +114,11 @@ class ServerConnection {
     bool binary = false;
     std::string out;
     Done done;
+    bool finished = false;  // the last statement, or a failed one, has answered
     // 0: a statement is running inside run_queries(), 1: it answered inline, 2: run_queries()
     // returned and the answer comes later (posted to the session's strand by the handoff),
-    // which resumes the loop.
+    // which resumes the loop. Whoever finishes the run calls `done` as its very last touch of
+    // the run: `done` may start the next query on this same (reused) run at once.
     std::atomic<int> phase{0};
   };
 
@@ -131,6 +133,8 @@ class ServerConnection {
   [[nodiscard]] const UserAccount& pending_account() const;
   void handle_command(std::string_view payload, const Done& done);
   void run_queries();
+  // Sends the run's output: the last thing done with the run (see QueryRun::phase).
+  void finish_queries();
   // Executes `what` (statement text or a Statement) between the handoff's begin() and end():
   // `then` runs on the session's strand, inline or later.
   template <class What>
