@@ -205,6 +205,42 @@ class TlsAndAuth(unittest.TestCase):
         self.assertEqual(count, b"\x01")
         s.close()
 
+    # --- hostile TLS clients -------------------------------------------------------------------
+
+    def raw_ssl_request(self):
+        import socket
+        import struct
+        s = socket.create_connection(("127.0.0.1", self.t.mysql_port), timeout=30)
+        greeting = s.recv(4096)
+        self.assertGreater(len(greeting), 4)
+        caps = 0x00000200 | 0x00008000 | 0x00080000 | 0x00000800
+        s.sendall(struct.pack("<I", 32)[:3] + b"\x01" + struct.pack("<IIB23x", caps, 1 << 24, 45))
+        return s
+
+    def test_garbage_after_an_ssl_request_closes_only_that_connection(self):
+        s = self.raw_ssl_request()
+        s.sendall(b"GET / HTTP/1.1\r\n\r\n" * 10)
+        self.assertEqual(s.recv(4096), b"")  # closed: no TLS handshake, no answer
+        s.close()
+        conn = self.pymysql(ssl={"ca": self.pki.ca})
+        conn.close()
+
+    def test_stalled_handshakes_do_not_block_others_and_are_closed_by_the_deadline(self):
+        import time
+        stalled = [self.raw_ssl_request() for _ in range(300)]
+        t0 = time.time()
+        conn = self.pymysql(ssl={"ca": self.pki.ca})
+        cur = conn.cursor()
+        cur.execute("SELECT NEXTVAL(Tickets64)")
+        conn.close()
+        self.assertLess(time.time() - t0, 5)
+        # The login exchange has connect_timeout (10 s), TLS handshake included.
+        stalled[0].settimeout(30)
+        self.assertEqual(stalled[0].recv(4096), b"")
+        self.assertLess(time.time() - t0, 25)
+        for s in stalled:
+            s.close()
+
     # --- mysqlclient (MySQLdb, on libmariadb) ----------------------------------------------------
 
     def test_mysqlclient_over_tls_and_without(self):
