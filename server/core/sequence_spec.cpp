@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "server/base/utf8.h"
+
 namespace ticketd {
 
 std::string_view kind_name(SequenceKind kind) {
@@ -39,6 +41,8 @@ std::string validate_name(std::string_view name) {
     if (c == '/') return "name contains '/'";
     if (c == '`') return "name contains a backquote";
   }
+  // Names are echoed in JSON answers, which must be UTF-8.
+  if (!is_valid_utf8(name)) return "name is not valid UTF-8";
   return {};
 }
 

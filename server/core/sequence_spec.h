@@ -48,7 +48,8 @@ struct SequenceSpec {
 
 /// The one naming rule for sequences (and worker pools), applied by the config, the HTTP API and
 /// SQL DDL alike: 1-64 bytes; no '/', '`', space, control character (below 0x20, or 0x7f);
-/// not "." or "..". Names are case-sensitive; bytes from 0x80 up (UTF-8) are allowed.
+/// not "." or "..". Names are case-sensitive; bytes from 0x80 up are allowed when they are
+/// well-formed UTF-8 (a name appears in JSON answers).
 /// Returns a message naming the first problem ("... contains a space"), or empty. The message
 /// never repeats the name, which may hold bytes unfit for a log line.
 [[nodiscard]] std::string validate_name(std::string_view name);

@@ -409,7 +409,7 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
   if (defined) mutations.push_back(Mutation{definition_key(name), std::nullopt});
   if (ceiling) mutations.push_back(Mutation{tombstone_key(name), encode_tombstone(*ceiling)});
   committer_.submit(
-      std::move(mutations), [this, n, handle, defined, ceiling, ticket_before,
+      std::move(mutations), [this, n, handle, ceiling, ticket_before,
                              done = std::move(done)](const DetailedResult<void>& r) mutable {
         {
           std::unique_lock lock(mutex_);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/base/parse_int.h"
+#include "server/base/utf8.h"
 #include "server/http/http_errc.h"
 
 namespace ticketd::http {
@@ -250,16 +251,18 @@ json::object worker_pool_json(const WorkerPoolStatus& status) {
   };
 }
 
+// Messages echo what the request held (a Content-Type, a path segment, a query key), which may
+// be any bytes; JSON text must be UTF-8, so those that are not become U+FFFD.
 std::string error_body(std::string_view code, std::string_view message) {
   return json::serialize(
-      json::object{{"error", json::object{{"code", code}, {"message", message}}}});
+      json::object{{"error", json::object{{"code", code}, {"message", to_valid_utf8(message)}}}});
 }
 
 std::string not_leader_body(std::string_view code, std::string_view message,
                             std::string_view leader_http) {
   return json::serialize(json::object{
       {"error", json::object{{"code", code},
-                             {"message", message},
+                             {"message", to_valid_utf8(message)},
                              {"leader", leader_http.empty() ? json::value(nullptr)
                                                             : json::value(leader_http)}}}});
 }

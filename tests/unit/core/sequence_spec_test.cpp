@@ -39,6 +39,11 @@ const NameCase kNameCases[] = {
     {"slash", "a/b", "'/'"},
     {"path", "../etc", "'/'"},
     {"backquote", "a`b", "backquote"},
+    // Found by tests/fuzz/http: a name from "%FF" made every JSON answer naming it invalid.
+    {"not utf-8", "a\xff", "not valid UTF-8"},
+    {"truncated utf-8", "r\xc3", "not valid UTF-8"},
+    {"overlong utf-8", "\xc0\xaf", "not valid UTF-8"},
+    {"utf-16 surrogate", "\xed\xa0\x80", "not valid UTF-8"},
 };
 
 TEST(SequenceSpec, ValidateNameAppliesOneRuleToEveryName) {

@@ -129,5 +129,14 @@ TEST(JsonCodec, ErrorBodyEscapesTheMessage) {
             R"({"error":{"code":"not_found","message":"sequence 'a\"b' does not exist"}})");
 }
 
+// Found by tests/fuzz/http: a 415 echoing a Content-Type with a 0xff byte was not JSON.
+TEST(JsonCodec, ErrorBodyReplacesBytesThatAreNotUtf8) {
+  EXPECT_EQ(error_body("unsupported_media_type", "Content-Type was 'a\xff\xc3'"),
+            "{\"error\":{\"code\":\"unsupported_media_type\",\"message\":\"Content-Type was "
+            "'a\xef\xbf\xbd\xef\xbf\xbd'\"}}");
+  EXPECT_EQ(not_leader_body("not_leader", "\xff", ""),
+            "{\"error\":{\"code\":\"not_leader\",\"message\":\"\xef\xbf\xbd\",\"leader\":null}}");
+}
+
 }  // namespace
 }  // namespace ticketd::http
