@@ -66,7 +66,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   ticketd::fuzz::MysqlEngine engine;
   std::vector<std::string> failed_users;
   ServerConnection conn(
-      engine.executor, engine.users, 7, "127.0.0.1",
+      engine.executor, engine.login, 7, "127.0.0.1",
       ConnectionHooks{[&failed_users](std::string_view user) { failed_users.emplace_back(user); },
                       {}});
 

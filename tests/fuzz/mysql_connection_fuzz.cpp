@@ -43,7 +43,7 @@ using ticketd::fuzz::unframe_checked;
 class Driver {
  public:
   Driver()
-      : conn_(engine_.executor, engine_.users, 7, "127.0.0.1"),
+      : conn_(engine_.executor, engine_.login, 7, "127.0.0.1"),
         mirror_(ServerConnection::kPreAuthMaxPacket) {
     const auto packets = unframe_checked(conn_.greeting(), 0);
     FUZZ_CHECK(packets.size() == 1);

@@ -50,8 +50,10 @@ struct MysqlEngine {
     FUZZ_CHECK(gapless.has_value());
     FUZZ_CHECK(tickets.add_gapless(*gapless).has_value());
     FUZZ_CHECK(tickets.add_uuidv7("Uuids", std::make_shared<UuidV7Generator>(clock, 42)));
-    users[std::string(kAppUser)] = mysql::double_sha1(kAppPassword);
-    users[std::string(kRootUser)] = mysql::double_sha1("");
+    login.users[std::string(kAppUser)] =
+        mysql::UserAccount::with_password(mysql::AuthPlugin::kNativePassword, kAppPassword);
+    login.users[std::string(kRootUser)] =
+        mysql::UserAccount::with_password(mysql::AuthPlugin::kNativePassword, "");
   }
   ~MysqlEngine() {
     background.stop();
@@ -68,7 +70,7 @@ struct MysqlEngine {
   mysql::ServerSettings settings;
   UuidV7Generator uuids{clock, 7};
   mysql::QueryExecutor executor{tickets, settings, clock, {}, &uuids};
-  mysql::UserTable users;
+  mysql::LoginPolicy login;  // mysql_native_password users
 };
 
 /// Answers the next complete packet and waits for the answer (which may come from the
