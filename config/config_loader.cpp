@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "server/base/gapless_bounds.h"
+#include "server/base/hex.h"
 #include "server/base/parse_int.h"
 
 namespace ticketd::config {
@@ -364,13 +365,8 @@ class Loader {
 
   // Which plugin a password_hash is the verifier of, by its form; nullopt for neither form.
   static std::optional<AuthPlugin> hash_plugin(std::string_view hash) {
-    const auto hex = [](std::string_view s, std::size_t n) {
-      return s.size() == n && std::all_of(s.begin(), s.end(), [](char ch) {
-               return std::isxdigit(static_cast<unsigned char>(ch)) != 0;
-             });
-    };
-    if (hash.starts_with('*') && hex(hash.substr(1), 40)) return AuthPlugin::kNativePassword;
-    if (hash.starts_with(kSha256x2Prefix) && hex(hash.substr(kSha256x2Prefix.size()), 64)) {
+    if (hash.starts_with('*') && from_hex<20>(hash.substr(1))) return AuthPlugin::kNativePassword;
+    if (hash.starts_with(kSha256x2Prefix) && from_hex<32>(hash.substr(kSha256x2Prefix.size()))) {
       return AuthPlugin::kCachingSha2Password;
     }
     return std::nullopt;
@@ -427,10 +423,7 @@ class Loader {
         }
         const std::string_view t = tokens[i].Scalar();
         if (t.starts_with(kTokenSha256Prefix) &&
-            (t.size() != kTokenSha256Prefix.size() + 64 ||
-             !std::all_of(t.begin() + kTokenSha256Prefix.size(), t.end(), [](char ch) {
-               return std::isxdigit(static_cast<unsigned char>(ch)) != 0;
-             }))) {
+            !from_hex<32>(t.substr(kTokenSha256Prefix.size()))) {
           error(tokens[i], "http.tokens[" + std::to_string(i) + "]",
                 "'sha256:' must be followed by 64 hex digits (`ticketd hash-token` prints them)");
           continue;

@@ -37,9 +37,7 @@ mysql::ServerSettings mysql_settings(const config::Config& c) {
   s.global_connection_memory_limit = c.mysql.global_connection_memory_limit;
   s.tls = c.mysql.tls.has_value();
   s.require_secure_transport = c.mysql.require_secure_transport;
-  s.default_auth_plugin = c.mysql.default_auth_plugin == config::AuthPlugin::kCachingSha2Password
-                              ? "caching_sha2_password"
-                              : "mysql_native_password";
+  s.default_auth_plugin = std::string(mysql::plugin_name(to_mysql(c.mysql.default_auth_plugin)));
   return s;
 }
 

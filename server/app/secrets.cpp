@@ -12,16 +12,6 @@
 namespace ticketd {
 namespace {
 
-mysql::AuthPlugin to_mysql(config::AuthPlugin p) {
-  switch (p) {
-    case config::AuthPlugin::kNativePassword:
-      return mysql::AuthPlugin::kNativePassword;
-    case config::AuthPlugin::kCachingSha2Password:
-      return mysql::AuthPlugin::kCachingSha2Password;
-  }
-  return mysql::AuthPlugin::kNativePassword;
-}
-
 // The account a password_hash describes (the loader checked the form).
 mysql::UserAccount from_hash(const config::MySqlUser& u) {
   mysql::UserAccount a;
@@ -60,6 +50,16 @@ std::optional<std::string> read_secret(std::FILE* in, const char* prompt) {
 }
 
 }  // namespace
+
+mysql::AuthPlugin to_mysql(config::AuthPlugin p) {
+  switch (p) {
+    case config::AuthPlugin::kNativePassword:
+      return mysql::AuthPlugin::kNativePassword;
+    case config::AuthPlugin::kCachingSha2Password:
+      return mysql::AuthPlugin::kCachingSha2Password;
+  }
+  return mysql::AuthPlugin::kNativePassword;
+}
 
 mysql::LoginPolicy login_policy(const config::Config& config) {
   mysql::LoginPolicy p;

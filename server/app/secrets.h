@@ -13,6 +13,9 @@
 
 namespace ticketd {
 
+/// The front end's plugin for the config's word.
+[[nodiscard]] mysql::AuthPlugin to_mysql(config::AuthPlugin plugin);
+
 /// The MySQL accounts and transport rules: each user's verifier from its password (hashed
 /// here, the plaintext is not kept) or its password_hash.
 [[nodiscard]] mysql::LoginPolicy login_policy(const config::Config& config);
