@@ -77,6 +77,10 @@ struct HttpConfig {
   std::uint32_t max_connections = 1000;
   std::chrono::milliseconds header_timeout{5000};  // accept to first request header; any header
   std::chrono::milliseconds idle_timeout{15000};   // between requests on a kept-alive connection
+  /// How long hi-lo lease records are kept (`lease_retention: 30d`), or how many per sequence
+  /// (`lease_retention: 100000`): older ones are pruned in the background.
+  std::chrono::hours lease_retention{24 * 30};
+  std::uint64_t lease_retention_count = 0;  // set: keep this many per sequence instead
 };
 
 struct Defaults {
@@ -143,6 +147,12 @@ struct StorageConfig {
   int line = 0;
 };
 
+/// The `backup:` section. `dir` is where POST /v1/admin/backup writes backups (one directory
+/// each); empty: online backups are off.
+struct BackupConfig {
+  std::string dir;
+};
+
 struct SecurityConfig {
   bool strict_config_permissions = false;  // refuse (not just warn) a readable file with secrets
 };
@@ -157,6 +167,7 @@ struct Config {
   SnowflakeConfig snowflake;
   StorageConfig storage;
   SecurityConfig security;
+  BackupConfig backup;
   std::vector<SequenceConfig> sequences;
   std::vector<WorkerPoolConfig> worker_pools;
 };

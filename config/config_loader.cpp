@@ -239,7 +239,7 @@ class Loader {
     }
     if (!expect_map(root, "",
                     {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "snowflake",
-                     "storage", "security", "sequences", "worker_pools"})) {
+                     "storage", "security", "backup", "sequences", "worker_pools"})) {
       return c;
     }
     get_string(root, "", "data_dir", c.data_dir);
@@ -256,6 +256,12 @@ class Loader {
       if (expect_map(sec, "security", {"strict_config_permissions"})) {
         get_bool(sec, "security", "strict_config_permissions",
                  c.security.strict_config_permissions);
+      }
+    }
+    if (auto b = root["backup"]) {
+      if (expect_map(b, "backup", {"dir"})) {
+        get_string(b, "backup", "dir", c.backup.dir);
+        if (c.backup.dir.empty()) error(b["dir"], "backup.dir", "must not be empty");
       }
     }
     if (auto s = root["sequences"]) load_sequences(s, c);
@@ -395,14 +401,34 @@ class Loader {
     return t;
   }
 
+  // "30d": days; a bare integer: a count of leases kept per sequence.
+  void load_lease_retention(const YAML::Node& node, HttpConfig& h) {
+    const std::string text = node.IsScalar() ? node.Scalar() : std::string();
+    if (text.size() > 1 && text.back() == 'd') {
+      const auto days = parse_u64(std::string_view(text).substr(0, text.size() - 1));
+      if (days && *days >= 1 && *days <= 36500) {
+        h.lease_retention = std::chrono::hours(24 * *days);
+        h.lease_retention_count = 0;
+        return;
+      }
+    } else if (const auto count = parse_u64(text); count && *count >= 1) {
+      h.lease_retention_count = *count;
+      return;
+    }
+    error(node, "http.lease_retention",
+          "expected a number of days (\"30d\", 1d to 36500d) or a count of leases (\"100000\")");
+  }
+
   void load_http(const YAML::Node& node, HttpConfig& h) {
     const std::string p = "http";
-    if (!expect_map(node, p,
-                    {"listen", "tokens", "tls", "max_block_size", "metrics_public",
-                     "max_connections", "header_timeout_ms", "idle_timeout_ms"})) {
+    if (!expect_map(
+            node, p,
+            {"listen", "tokens", "tls", "max_block_size", "metrics_public", "max_connections",
+             "header_timeout_ms", "idle_timeout_ms", "lease_retention"})) {
       return;
     }
     get_listen(node, p, h.listen);
+    if (auto r = node["lease_retention"]) load_lease_retention(r, h);
     // The engine takes at most 100000 IDs per call (kMaxIdsPerCall), over every front end.
     get_uint(node, p, "max_block_size", h.max_block_size, 1, 100000);
     get_bool(node, p, "metrics_public", h.metrics_public);

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
 #include "config/config.h"
+#include "server/app/backup_commands.h"
 #include "server/app/config_mapping.h"
 #include "server/app/daemon.h"
 #include "server/app/fd_limit.h"
@@ -27,6 +29,9 @@ constexpr const char* kUsage =
     "usage: ticketd --config FILE [--data-dir DIR] [--mysql-listen HOST:PORT]\n"
     "               [--http-listen HOST:PORT]\n"
     "       ticketd verify --data-dir DIR\n"
+    "       ticketd backup --data-dir DIR --to OUT\n"
+    "       ticketd restore --from BACKUP --data-dir DIR [--skip-ahead auto|N|NAME=N]...\n"
+    "               [--gapless NAME=N]...\n"
     "       ticketd hash-password | hash-token   (the secret on stdin)\n"
     "       ticketd --help | --version\n"
     "\n"
@@ -36,6 +41,11 @@ constexpr const char* kUsage =
     "  --http-listen HOST:PORT  overrides http.listen\n"
     "  verify                   checks the stored invariants of a stopped server's data dir\n"
     "                           (exit 0: they hold, 1: a violation, 3: cannot open)\n"
+    "  backup                   a consistent backup of a stopped server's data dir (a running\n"
+    "                           one: POST /v1/admin/backup)\n"
+    "  restore                  makes a data dir of a backup, every ticket ceiling raised past\n"
+    "                           what may have been issued since (auto: 2 x peak rate x age, at\n"
+    "                           least 2 x cache); gapless sequences need the last number used\n"
     "  hash-password            reads a password from stdin, prints its password_hash for\n"
     "                           mysql_native_password and caching_sha2_password\n"
     "  hash-token               reads a bearer token from stdin, prints its http.tokens entry\n";
@@ -59,6 +69,10 @@ int main(int argc, char** argv) {
   }
   if (argc == 2 && std::string_view(argv[1]) == "hash-token") {
     return hash_token_command(stdin, stdout);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "backup") return backup_command(argc, argv, stdout);
+  if (argc >= 2 && std::string_view(argv[1]) == "restore") {
+    return restore_command(argc, argv, stdout);
   }
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -116,6 +130,16 @@ int main(int argc, char** argv) {
   if (loaded.config) {
     for (auto& p : config::check_exposure(cfg)) errors.push_back("refusing to start: " + p);
     for (auto& p : exposed_default_hashes(cfg)) errors.push_back("refusing to start: " + p);
+    if (!cfg.backup.dir.empty()) {
+      // A checkpoint inside the data dir would be copied into every later backup of it.
+      namespace fs = std::filesystem;
+      const auto data = fs::weakly_canonical(fs::absolute(cfg.data_dir)).string() + "/";
+      const auto backups = fs::weakly_canonical(fs::absolute(cfg.backup.dir)).string() + "/";
+      if (backups.starts_with(data)) {
+        errors.push_back("backup.dir '" + cfg.backup.dir + "' must be outside data_dir '" +
+                         cfg.data_dir + "'");
+      }
+    }
     if (auto p = config_permission_problem(config_path, cfg)) {
       if (cfg.security.strict_config_permissions) {
         errors.push_back("refusing to start (security.strict_config_permissions): " + *p);

@@ -55,6 +55,10 @@ class CounterStore {
   /// keys that sort by time or value). Reads only what it returns.
   [[nodiscard]] virtual DetailedResult<KeyValues> scan_last(std::string_view prefix,
                                                             std::size_t limit) = 0;
+  /// The first `limit` keys starting with `prefix`, in key order (oldest first for keys that
+  /// sort by time). Reads only what it returns.
+  [[nodiscard]] virtual DetailedResult<KeyValues> scan_first(std::string_view prefix,
+                                                             std::size_t limit) = 0;
   /// Applies all mutations atomically and durably.
   [[nodiscard]] virtual DetailedResult<void> commit(std::span<const Mutation> mutations) = 0;
 };

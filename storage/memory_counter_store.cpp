@@ -19,6 +19,18 @@ DetailedResult<KeyValues> MemoryCounterStore::scan(std::string_view prefix) {
   return out;
 }
 
+DetailedResult<KeyValues> MemoryCounterStore::scan_first(std::string_view prefix,
+                                                         std::size_t limit) {
+  std::lock_guard lock(mutex_);
+  KeyValues out;
+  for (auto it = data_.lower_bound(prefix);
+       it != data_.end() && out.size() < limit && std::string_view(it->first).starts_with(prefix);
+       ++it) {
+    out.emplace_back(it->first, it->second);
+  }
+  return out;
+}
+
 DetailedResult<KeyValues> MemoryCounterStore::scan_last(std::string_view prefix,
                                                         std::size_t limit) {
   std::lock_guard lock(mutex_);

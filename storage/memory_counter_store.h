@@ -15,6 +15,8 @@ class MemoryCounterStore final : public CounterStore {
  public:
   [[nodiscard]] DetailedResult<std::optional<std::string>> get(std::string_view key) override;
   [[nodiscard]] DetailedResult<KeyValues> scan(std::string_view prefix) override;
+  [[nodiscard]] DetailedResult<KeyValues> scan_first(std::string_view prefix,
+                                                     std::size_t limit) override;
   [[nodiscard]] DetailedResult<KeyValues> scan_last(std::string_view prefix,
                                                     std::size_t limit) override;
   [[nodiscard]] DetailedResult<void> commit(std::span<const Mutation> mutations) override;

@@ -4,6 +4,7 @@
 #include <rocksdb/env.h>
 #include <rocksdb/listener.h>
 #include <rocksdb/options.h>
+#include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "server/base/log.h"
+#include "storage/backup_marker.h"
 
 namespace ticketd {
 namespace {
@@ -45,6 +47,13 @@ class ForwardingLogger final : public rocksdb::Logger {
     std::array<char, 1024> line{};
     std::vsnprintf(line.data(), line.size(), format, ap);
     const std::string message = std::string("rocksdb: ") + line.data();
+    // Warnings a checkpoint (an online backup) and opening a copy of one always print.
+    for (const char* benign : {"File Deletions", "without unique ID to verify"}) {
+      if (level < rocksdb::InfoLogLevel::ERROR_LEVEL && message.find(benign) != std::string::npos) {
+        log::debug(message);
+        return;
+      }
+    }
     if (level >= rocksdb::InfoLogLevel::ERROR_LEVEL) {
       log::error(message);
     } else {
@@ -122,6 +131,71 @@ std::string describe_logs(const std::string& dir, const DirContents& c) {
   return out.empty() ? "no write-ahead log (*.log) present" : "write-ahead logs: " + out;
 }
 
+// Reads shared by the read-write store and the read-only one (a backup).
+DetailedResult<std::optional<std::string>> read_key(rocksdb::DB& db, std::string_view key) {
+  std::string value;
+  auto s = db.Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
+  if (s.IsNotFound()) return std::optional<std::string>{};
+  if (!s.ok()) return to_error(s, "read");
+  return std::optional<std::string>{std::move(value)};
+}
+
+DetailedResult<KeyValues> read_prefix(rocksdb::DB& db, std::string_view prefix,
+                                      std::size_t limit = SIZE_MAX) {
+  KeyValues out;
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid() && out.size() < limit;
+       it->Next()) {
+    auto key = it->key().ToStringView();
+    if (!key.starts_with(prefix)) break;
+    out.emplace_back(std::string(key), it->value().ToString());
+  }
+  if (!it->status().ok()) return to_error(it->status(), "scan");
+  return out;
+}
+
+DetailedResult<KeyValues> read_prefix_last(rocksdb::DB& db, std::string_view prefix,
+                                           std::size_t limit) {
+  KeyValues out;
+  std::unique_ptr<rocksdb::Iterator> it(db.NewIterator(rocksdb::ReadOptions()));
+  // Position at the last key <= prefix + 0xFF..., then walk backwards while the prefix holds.
+  std::string upper(prefix);
+  upper.append(16, '\xff');
+  for (it->SeekForPrev(upper); it->Valid() && out.size() < limit; it->Prev()) {
+    auto key = it->key().ToStringView();
+    if (!key.starts_with(prefix)) break;
+    out.emplace_back(std::string(key), it->value().ToString());
+  }
+  if (!it->status().ok()) return to_error(it->status(), "reverse scan");
+  return out;
+}
+
+// A backup, opened to be read: RocksDB's read-only mode writes nothing into the directory.
+class ReadOnlyStore final : public CounterStore {
+ public:
+  ReadOnlyStore(std::string dir, std::unique_ptr<rocksdb::DB> db)
+      : dir_(std::move(dir)), db_(std::move(db)) {}
+  DetailedResult<std::optional<std::string>> get(std::string_view key) override {
+    return read_key(*db_, key);
+  }
+  DetailedResult<KeyValues> scan(std::string_view prefix) override {
+    return read_prefix(*db_, prefix);
+  }
+  DetailedResult<KeyValues> scan_first(std::string_view prefix, std::size_t limit) override {
+    return read_prefix(*db_, prefix, limit);
+  }
+  DetailedResult<KeyValues> scan_last(std::string_view prefix, std::size_t limit) override {
+    return read_prefix_last(*db_, prefix, limit);
+  }
+  DetailedResult<void> commit(std::span<const Mutation>) override {
+    return Error{StorageErrc::kClosed, "store at '" + dir_ + "' is open read-only"};
+  }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<rocksdb::DB> db_;
+};
+
 }  // namespace
 
 RocksDbCounterStore::RocksDbCounterStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
@@ -142,6 +216,14 @@ DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{StorageErrc::kIo, "create data directory '" + dir + "': " + ec.message()};
+  if (std::filesystem::exists(dir + "/" + std::string(kBackupManifestFile), ec)) {
+    return Error{StorageErrc::kCorruption,
+                 "'" + dir + "' is a ticketd backup (it holds " + std::string(kBackupManifestFile) +
+                     "), not a data directory: starting on it would issue again every value "
+                     "handed out since the backup. Make a data directory of it with `ticketd "
+                     "restore --from " +
+                     dir + " --data-dir NEW_DIR`"};
+  }
   const DirContents contents = inspect(dir);
   auto mark = DurableMark::open(dir);
   if (!mark) return mark.error();
@@ -211,43 +293,54 @@ DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
 DetailedResult<std::optional<std::string>> RocksDbCounterStore::get(std::string_view key) {
   std::shared_lock lock(mutex_);
   if (!db_) return unavailable();
-  std::string value;
-  auto s = db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
-  if (s.IsNotFound()) return std::optional<std::string>{};
-  if (!s.ok()) return to_error(s, "read");
-  return std::optional<std::string>{std::move(value)};
+  return read_key(*db_, key);
 }
 
 DetailedResult<KeyValues> RocksDbCounterStore::scan(std::string_view prefix) {
   std::shared_lock lock(mutex_);
   if (!db_) return unavailable();
-  KeyValues out;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size())); it->Valid(); it->Next()) {
-    auto key = it->key().ToStringView();
-    if (!key.starts_with(prefix)) break;
-    out.emplace_back(std::string(key), it->value().ToString());
-  }
-  if (!it->status().ok()) return to_error(it->status(), "scan");
-  return out;
+  return read_prefix(*db_, prefix);
+}
+
+DetailedResult<KeyValues> RocksDbCounterStore::scan_first(std::string_view prefix,
+                                                          std::size_t limit) {
+  std::shared_lock lock(mutex_);
+  if (!db_) return unavailable();
+  return read_prefix(*db_, prefix, limit);
 }
 
 DetailedResult<KeyValues> RocksDbCounterStore::scan_last(std::string_view prefix,
                                                          std::size_t limit) {
   std::shared_lock lock(mutex_);
   if (!db_) return unavailable();
-  KeyValues out;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  // Position at the last key <= prefix + 0xFF..., then walk backwards while the prefix holds.
-  std::string upper(prefix);
-  upper.append(16, '\xff');
-  for (it->SeekForPrev(upper); it->Valid() && out.size() < limit; it->Prev()) {
-    auto key = it->key().ToStringView();
-    if (!key.starts_with(prefix)) break;
-    out.emplace_back(std::string(key), it->value().ToString());
+  return read_prefix_last(*db_, prefix, limit);
+}
+
+DetailedResult<std::uint64_t> RocksDbCounterStore::checkpoint(const std::string& target) {
+  std::shared_lock lock(mutex_);
+  if (!db_) return unavailable();
+  rocksdb::Checkpoint* raw = nullptr;
+  auto s = rocksdb::Checkpoint::Create(db_.get(), &raw);
+  std::unique_ptr<rocksdb::Checkpoint> cp(raw);
+  if (!s.ok()) return to_error(s, "checkpoint of '" + dir_ + "'");
+  std::uint64_t position = 0;
+  // log_size_for_flush 0: always flush, so the copy is table files and no log to replay.
+  s = cp->CreateCheckpoint(target, 0, &position);
+  if (!s.ok()) return to_error(s, "checkpoint of '" + dir_ + "' into '" + target + "'");
+  return position;
+}
+
+DetailedResult<std::unique_ptr<CounterStore>> RocksDbCounterStore::open_read_only(
+    const std::string& dir) {
+  if (!std::filesystem::exists(dir + "/CURRENT")) {
+    return Error{StorageErrc::kIo, "'" + dir + "' holds no store (no CURRENT file)"};
   }
-  if (!it->status().ok()) return to_error(it->status(), "reverse scan");
-  return out;
+  rocksdb::DB* raw = nullptr;
+  auto s = rocksdb::DB::OpenForReadOnly(store_options(false), dir, &raw);
+  std::unique_ptr<rocksdb::DB> db(raw);
+  if (!s.ok()) return to_error(s, "open RocksDB read-only at '" + dir + "'");
+  if (s = db->VerifyChecksum(); !s.ok()) return to_error(s, "checksums of '" + dir + "'");
+  return std::unique_ptr<CounterStore>(new ReadOnlyStore(dir, std::move(db)));
 }
 
 Error RocksDbCounterStore::unavailable() const {

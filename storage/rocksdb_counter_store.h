@@ -40,9 +40,21 @@ class RocksDbCounterStore final : public CounterStore {
 
   [[nodiscard]] DetailedResult<std::optional<std::string>> get(std::string_view key) override;
   [[nodiscard]] DetailedResult<KeyValues> scan(std::string_view prefix) override;
+  [[nodiscard]] DetailedResult<KeyValues> scan_first(std::string_view prefix,
+                                                     std::size_t limit) override;
   [[nodiscard]] DetailedResult<KeyValues> scan_last(std::string_view prefix,
                                                     std::size_t limit) override;
   [[nodiscard]] DetailedResult<void> commit(std::span<const Mutation> mutations) override;
+
+  /// Writes a consistent copy of the store as it is now into `target` (which must not exist; its
+  /// parent must), with RocksDB's checkpoint: the memtable is flushed, table files are
+  /// hard-linked when `target` is on the same file system and copied otherwise, and the copy is
+  /// synced. Serving continues meanwhile. Returns the write position the copy reaches.
+  [[nodiscard]] DetailedResult<std::uint64_t> checkpoint(const std::string& target);
+  /// Opens a store read-only (a backup): reads work, commit() fails with kClosed, and nothing in
+  /// `dir` changes. Damaged table files are refused (checksums are verified).
+  [[nodiscard]] static DetailedResult<std::unique_ptr<CounterStore>> open_read_only(
+      const std::string& dir);
 
  private:
   static constexpr std::chrono::milliseconds kReopenInterval{200};

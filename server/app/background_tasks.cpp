@@ -4,6 +4,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 
+#include "server/base/log.h"
 #include "server/core/gapless_sequence.h"
 #include "server/core/snowflake_generator.h"
 #include "server/net/asio_support.h"
@@ -37,11 +38,49 @@ asio::awaitable<void> expire_gapless_reservations(asio::io_context& ioc, TicketS
   }
 }
 
+// Lease records past the retention, a bounded number per round, read and deleted on the
+// engine's store-reads thread (never on an I/O thread).
+void prune_leases(LeaseLog& leases, const LeaseRetention& retention) {
+  constexpr std::size_t kBatch = 1000;
+  constexpr int kMaxBatchesPerRound = 20;
+  std::size_t total = 0;
+  for (int i = 0; i < kMaxBatchesPerRound; ++i) {
+    auto pruned = leases.prune(retention, kBatch);
+    if (!pruned) {
+      // A follower's fenced store, a full disk: the next round tries again.
+      log::debug("lease retention: " + pruned.error().message);
+      break;
+    }
+    total += *pruned;
+    if (*pruned == 0) break;
+  }
+  if (total != 0) log::info("lease retention: pruned " + std::to_string(total) + " lease records");
+}
+
+// Once a minute: closes an issue-rate window (peaks kept for backups) and prunes lease
+// records. The first pruning runs a second after start.
+asio::awaitable<void> maintain(asio::io_context& ioc, Engine& engine, LeaseLog& leases,
+                               LeaseRetention retention) {
+  asio::steady_timer timer(ioc);
+  timer.expires_after(std::chrono::seconds(1));
+  for (bool first = true;; first = false) {
+    auto [ec] = co_await timer.async_wait(net::use_nothrow);
+    if (ec) co_return;
+    if (!first) engine.rates().sample();
+    engine.store_reads().after(std::chrono::milliseconds(0),
+                               [&leases, retention] { prune_leases(leases, retention); });
+    timer.expires_after(std::chrono::seconds(first ? 59 : 60));
+  }
+}
+
 }  // namespace
 
-void spawn_background_tasks(asio::io_context& ioc, TicketService& service) {
+void spawn_background_tasks(asio::io_context& ioc, Engine& engine, LeaseLog& leases,
+                            LeaseRetention retention) {
+  TicketService& service = engine.service();
   asio::co_spawn(ioc, refresh_high_water_marks(ioc, service), net::log_on_exit("snowflake"));
   asio::co_spawn(ioc, expire_gapless_reservations(ioc, service), net::log_on_exit("gapless"));
+  asio::co_spawn(ioc, maintain(ioc, engine, leases, retention), net::log_on_exit("maintenance"));
 }
 
 }  // namespace ticketd

@@ -3,13 +3,17 @@
 
 #include <boost/asio/io_context.hpp>
 
-#include "server/core/ticket_service.h"
+#include "server/app/engine.h"
+#include "server/core/lease_log.h"
 
 namespace ticketd {
 
-/// Spawns, on `ioc`, the tasks that keep every Snowflake high-water mark ahead of the clock and
-/// end gapless reservations and strict-order waits that ran out. Both read the registry on every
-/// round (sequences can be created at run time) and end when the io_context stops.
-void spawn_background_tasks(boost::asio::io_context& ioc, TicketService& service);
+/// Spawns, on `ioc`, the tasks that keep every Snowflake high-water mark ahead of the clock, end
+/// gapless reservations and strict-order waits that ran out, and once a minute close an
+/// issue-rate window and prune lease records past `retention` (on the store-reads thread). All
+/// read the registry on every round (sequences can be created at run time) and end when the
+/// io_context stops.
+void spawn_background_tasks(boost::asio::io_context& ioc, Engine& engine, LeaseLog& leases,
+                            LeaseRetention retention);
 
 }  // namespace ticketd

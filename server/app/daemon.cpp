@@ -27,6 +27,14 @@ int failed(const StartupError& e) {
   return e.exit_code;
 }
 
+LeaseRetention lease_retention(const config::Config& c) {
+  LeaseRetention r;
+  r.max_age_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(c.http.lease_retention).count();
+  r.keep_count = c.http.lease_retention_count;
+  return r;
+}
+
 unsigned thread_count(const config::Config& c) {
   return c.threads != 0 ? c.threads : std::max(1u, std::thread::hardware_concurrency());
 }
@@ -71,7 +79,7 @@ int Daemon::run() {
   log::info("ticketd ready: data_dir " + config_.data_dir + ", " +
             std::to_string(engine.service().describe_all().size()) + " sequences");
 
-  spawn_background_tasks(ioc, engine.service());
+  spawn_background_tasks(ioc, engine, front_ends.leases, lease_retention(config_));
   pool.run();
 
   // Resigns (revokes the lease) when still leading, so a standby takes over at once.

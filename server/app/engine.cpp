@@ -162,6 +162,7 @@ Engine::Engine(const config::Config& config, Storage storage)
       storage_(std::move(storage)),
       committer_(*storage_.store, ha_ ? kEtcdMaxMutationsPerCommit : 0),
       service_(*storage_.store, committer_),
+      rates_(service_, committer_, clock_),
       retries_(clock_),
       store_reads_(clock_),
       workers_(*storage_.store, committer_, clock_) {
@@ -240,6 +241,9 @@ DetailedResult<void> Engine::load() {
         }
         break;
     }
+  }
+  if (auto r = rates_.load(*storage_.store); !r) {
+    return Error{r.error().code, "loading issue rates: " + r.error().message};
   }
   return {};
 }

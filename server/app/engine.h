@@ -11,6 +11,7 @@
 #include "server/base/result.h"
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
+#include "server/core/issue_rate.h"
 #include "server/core/retry_scheduler.h"
 #include "server/core/ticket_service.h"
 #include "server/core/worker_pool_service.h"
@@ -18,6 +19,7 @@
 #include "storage/counter_store.h"
 #include "storage/etcd/etcd_client.h"
 #include "storage/etcd/etcd_counter_store.h"
+#include "storage/rocksdb_counter_store.h"
 
 namespace ticketd {
 
@@ -26,7 +28,7 @@ namespace ticketd {
 /// the fenced store; data_dir is not used.
 struct Storage {
   std::optional<DataDirLock> lock;
-  std::unique_ptr<CounterStore> rocksdb;
+  std::unique_ptr<RocksDbCounterStore> rocksdb;
   std::unique_ptr<etcd::EtcdClient> store_client;
   std::unique_ptr<etcd::EtcdClient> election_client;
   std::unique_ptr<etcd::EtcdCounterStore> etcd_store;
@@ -74,6 +76,9 @@ class Engine {
   [[nodiscard]] const Clock& clock() const { return clock_; }
   [[nodiscard]] RetryScheduler& store_reads() { return store_reads_; }
   [[nodiscard]] WorkerPoolService& workers() { return workers_; }
+  [[nodiscard]] IssueRateTracker& rates() { return rates_; }
+  /// The RocksDB store (checkpoints for backups); null with the etcd engine.
+  [[nodiscard]] RocksDbCounterStore* rocksdb() { return storage_.rocksdb.get(); }
   /// The election's etcd client; null with RocksDB.
   [[nodiscard]] etcd::EtcdClient* election_client() { return storage_.election_client.get(); }
 
@@ -90,6 +95,8 @@ class Engine {
   GroupCommitter committer_;
   TicketService service_;
   SystemClock clock_;
+  // Issue rates of the ticket sequences, kept for backups (loaded with the sequences).
+  IssueRateTracker rates_;
   RetryScheduler retries_;
   // Store reads that front ends ask for (listing leases) run here, never on an I/O thread.
   RetryScheduler store_reads_;

@@ -149,6 +149,11 @@ FrontEnds::FrontEnds(const config::Config& config, Engine& engine, const TlsCont
   http_deps.workers = &engine.workers();
   http_deps.auth_throttle = &auth_throttle;
   http_deps.gate = engine.ha() ? gate.get() : nullptr;
+  if (!config.backup.dir.empty() && engine.rocksdb() != nullptr) {
+    backups = std::make_unique<OnlineBackups>(engine, *engine.rocksdb(), config.backup.dir,
+                                              config.data_dir);
+    http_deps.backups = backups.get();
+  }
 }
 
 StartupResult<Listeners> Listeners::bind(net::IoPool& pool, const config::Config& config,

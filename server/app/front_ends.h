@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "config/config.h"
+#include "server/app/backup_commands.h"
 #include "server/app/engine.h"
 #include "server/app/startup_error.h"
 #include "server/core/auth_throttle.h"
@@ -57,6 +58,8 @@ struct FrontEnds {
   mysql::ConnectionHooks hooks;
   mysql::MySqlDeps mysql_deps;
   LeaseLog leases;
+  // POST /v1/admin/backup (backup.dir set, RocksDB engine); null otherwise.
+  std::unique_ptr<OnlineBackups> backups;
   net::SessionRegistry http_sessions;
   http::HttpDeps http_deps;
 };

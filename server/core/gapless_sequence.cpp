@@ -24,17 +24,16 @@ std::string number_key(std::string_view prefix, std::string_view kind, std::uint
   return k;
 }
 
-// Splits "<name>/<kind>/<20 digits>" or "<name>/f" (the part after "gapless/").
-struct ParsedKey {
-  std::string name;
-  std::string kind;  // "f", "c", "r", "v"
-  std::uint64_t number = 0;
-};
+Error corrupt(const std::string& name, std::string_view what) {
+  return Error{StorageErrc::kCorruption, "gapless sequence '" + name + "': " + std::string(what)};
+}
 
-std::optional<ParsedKey> parse_key(std::string_view rest) {
+}  // namespace
+
+std::optional<GaplessKey> parse_gapless_key(std::string_view rest) {
   auto slash = rest.find('/');
   if (slash == std::string_view::npos || slash == 0) return std::nullopt;
-  ParsedKey k;
+  GaplessKey k;
   k.name = std::string(rest.substr(0, slash));
   rest.remove_prefix(slash + 1);
   if (rest == "f") {
@@ -49,12 +48,6 @@ std::optional<ParsedKey> parse_key(std::string_view rest) {
   k.number = *n;
   return k;
 }
-
-Error corrupt(const std::string& name, std::string_view what) {
-  return Error{StorageErrc::kCorruption, "gapless sequence '" + name + "': " + std::string(what)};
-}
-
-}  // namespace
 
 std::string encode_frontier(const GaplessFrontier& f) {
   return RecordWriter()
@@ -130,7 +123,7 @@ DetailedResult<void> GaplessSequence::load(CounterStore& store) {
   const std::uint64_t step = spec_.increment;
   bool have_frontier = false;
   for (const auto& [k, v] : *records) {
-    auto parsed = parse_key(std::string_view(k).substr(kGaplessPrefix.size()));
+    auto parsed = parse_gapless_key(std::string_view(k).substr(kGaplessPrefix.size()));
     if (!parsed || parsed->name != spec_.name) return corrupt(spec_.name, "bad key " + k);
     if (parsed->kind == "f") {
       auto f = decode_frontier(v);
@@ -625,7 +618,7 @@ std::vector<std::string> verify_gapless_records(const KeyValues& records) {
   std::vector<std::string> problems;
   for (const auto& [k, v] : records) {
     if (!std::string_view(k).starts_with(kGaplessPrefix)) continue;
-    auto parsed = parse_key(std::string_view(k).substr(kGaplessPrefix.size()));
+    auto parsed = parse_gapless_key(std::string_view(k).substr(kGaplessPrefix.size()));
     if (!parsed) {
       problems.push_back("unreadable key '" + k + "'");
       continue;

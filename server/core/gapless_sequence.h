@@ -200,6 +200,15 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
 
 inline constexpr std::string_view kGaplessPrefix = "gapless/";
 
+/// A key under "gapless/", taken apart: "<name>/f" (kind "f") or "<name>/<c|r|v>/<20 digits>".
+struct GaplessKey {
+  std::string name;
+  std::string kind;  // "f", "c", "r", "v"
+  std::uint64_t number = 0;
+};
+/// `rest` is the key without "gapless/"; nullopt when it is none of the forms above.
+[[nodiscard]] std::optional<GaplessKey> parse_gapless_key(std::string_view rest);
+
 /// The record under "gapless/<name>/f": every number below `first_open` is committed, and the
 /// sequence was stored with this first value and step.
 struct GaplessFrontier {

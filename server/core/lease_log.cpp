@@ -48,6 +48,34 @@ std::optional<Lease> decode_lease(std::string_view key, std::string_view text) {
   return lease;
 }
 
+DetailedResult<std::size_t> LeaseLog::prune(const LeaseRetention& retention, std::size_t batch) {
+  std::vector<Mutation> deletes;
+  const std::int64_t cutoff_ms = clock_.now_unix_ms() - retention.max_age_ms;
+  for (const auto& info : tickets_.list()) {
+    const std::string prefix = lease_key(info.spec.name, "");
+    if (retention.keep_count != 0) {
+      // Newest first: whatever lies past the first keep_count is older than all of them.
+      auto newest = store_.scan_last(prefix, retention.keep_count + batch);
+      if (!newest) return newest.error();
+      for (std::size_t i = retention.keep_count; i < newest->size(); ++i) {
+        deletes.push_back(Mutation{(*newest)[i].first, std::nullopt});
+      }
+      continue;
+    }
+    auto oldest = store_.scan_first(prefix, batch);
+    if (!oldest) return oldest.error();
+    for (const auto& [key, value] : *oldest) {
+      const auto lease = decode_lease(key, value);
+      // Keys sort by grant time: the first young (or unreadable) record ends the sweep.
+      if (!lease || lease->granted_at_ms >= cutoff_ms) break;
+      deletes.push_back(Mutation{key, std::nullopt});
+    }
+  }
+  if (deletes.empty()) return std::size_t{0};
+  if (auto r = store_.commit(deletes); !r) return r.error();
+  return deletes.size();
+}
+
 LeaseLog::LeaseLog(TicketService& tickets, CounterStore& store, RetryScheduler& reads,
                    const Clock& clock)
     : tickets_(tickets), store_(store), reads_(reads), clock_(clock) {}

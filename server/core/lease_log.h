@@ -42,6 +42,12 @@ inline constexpr std::string_view kLeasePrefix = "lease/";
 [[nodiscard]] std::string encode_lease(const Lease& lease);
 [[nodiscard]] std::optional<Lease> decode_lease(std::string_view key, std::string_view text);
 
+/// How long lease records are kept: by age, or as a count per sequence.
+struct LeaseRetention {
+  std::int64_t max_age_ms = 30LL * 86'400'000;
+  std::uint64_t keep_count = 0;  // set: keep the newest this many per sequence, whatever their age
+};
+
 /// Hi-lo block leases: takes a block of a ticket sequence and records who took it, in the same
 /// atomic write as the ceiling that covers the block (TicketSequence::take_recorded), so a
 /// leased block that passes the ceiling costs one synced write and is never handed out without
@@ -61,6 +67,13 @@ class LeaseLog {
   /// The `limit` most recent leases of `sequence`, newest first, read on the background thread
   /// (only those `limit` records are read); `done` runs there.
   void recent(std::string_view sequence, std::size_t limit, LeaseListCallback done) const;
+  /// Deletes the records of leases past `retention`, oldest first, at most `batch` per ticket
+  /// sequence per call; never a record younger than the retention or among the newest
+  /// `keep_count`. Leases of dropped sequences are kept (an audit trail of a name no one serves
+  /// now). Blocking (bounded reads, then one synced commit): run it on a background thread.
+  /// Returns how many records it deleted.
+  [[nodiscard]] DetailedResult<std::size_t> prune(const LeaseRetention& retention,
+                                                  std::size_t batch);
   /// The same, read on the caller's thread: for tools and tests only.
   [[nodiscard]] DetailedResult<std::vector<Lease>> recent_now(std::string_view sequence,
                                                               std::size_t limit) const;

@@ -44,6 +44,7 @@ bool TicketSequence::fits_locked(std::uint64_t count) const {
 Block TicketSequence::issue_locked(std::uint64_t count) {
   Block b{static_cast<std::uint64_t>(next_), spec_.increment, count};
   next_ += u128{count} * spec_.increment;
+  handed_out_ += count;
   return b;
 }
 
@@ -330,6 +331,7 @@ SequenceInfo TicketSequence::info() const {
   i.next_value = i.exhausted ? 0 : static_cast<std::uint64_t>(next_);
   const u128 first = align_up(spec_.start, spec_.increment, spec_.offset);
   i.issued = next_ > first ? static_cast<std::uint64_t>((next_ - first) / spec_.increment) : 0;
+  i.handed_out = handed_out_;
   i.remaining =
       i.exhausted ? 0 : static_cast<std::uint64_t>((spec_.max_value - next_) / spec_.increment + 1);
   return i;

@@ -32,6 +32,9 @@ struct SequenceInfo {
   std::uint64_t durable_ceiling = 0;
   std::uint64_t issued = 0;     // values issued since the first value of the sequence
   std::uint64_t remaining = 0;  // values left before max_value
+  /// Values this process handed out (takes and blocks, not SETVAL-style advances): what the
+  /// issue-rate tracker measures.
+  std::uint64_t handed_out = 0;
 };
 
 /// Allocator for one `kind: ticket` sequence.
@@ -119,6 +122,7 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   std::optional<unsigned __int128> rollback_next_;
   bool spec_dirty_ = false;  // spec changed: the next write must carry it
   bool dropped_ = false;
+  std::uint64_t handed_out_ = 0;
   std::deque<Waiter> waiters_;
 };
 

@@ -31,6 +31,20 @@ void get_metrics(const Reply& reply, const RouteRequest&) {
   reply.send(std::move(res));
 }
 
+void post_backup(const Reply& reply, const RouteRequest&) {
+  auto* backups = reply.deps().backups;
+  if (backups == nullptr) {
+    return reply.fail(HttpErrc::kNotConfigured,
+                      "online backups are off: set backup.dir (RocksDB engine only; with the etcd "
+                      "engine, back up etcd itself with etcdctl snapshot save)");
+  }
+  backups->take(reply.resume<DetailedResult<backup::TakenBackup>>(
+      [reply](DetailedResult<backup::TakenBackup> taken) {
+        if (!taken) return reply.fail(taken.error());
+        reply.json_text(status::ok, backup::encode_manifest(taken->manifest, taken->path));
+      }));
+}
+
 void get_cluster(const Reply& reply, const RouteRequest&) {
   const auto* gate = reply.deps().gate;
   ClusterView view;

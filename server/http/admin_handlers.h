@@ -11,5 +11,7 @@ void get_readyz(const Reply& reply, const RouteRequest& in);
 void get_metrics(const Reply& reply, const RouteRequest& in);
 /// Who leads, who this is, and the leadership term (the leader key's revision).
 void get_cluster(const Reply& reply, const RouteRequest& in);
+/// An online backup into backup.dir: answers with its path and manifest once it is on disk.
+void post_backup(const Reply& reply, const RouteRequest& in);
 
 }  // namespace ticketd::http

@@ -24,7 +24,7 @@ using boost::beast::http::status;
 // - Worker leases: an ended lease (expired or released) is 409, distinct from an unknown one
 //   (404), so a holder knows it must acquire again; a full pool is 503 with Retry-After, since
 //   it frees itself as leases expire.
-const std::array<ErrorMapping, 35> kTable{{
+const std::array<ErrorMapping, 36> kTable{{
     {TicketErrc::kUnknownSequence, status::not_found, "not_found"},
     {TicketErrc::kAlreadyExists, status::conflict, "already_exists"},
     {TicketErrc::kExhausted, status::conflict, "exhausted"},
@@ -67,6 +67,7 @@ const std::array<ErrorMapping, 35> kTable{{
     {HttpErrc::kNotBuiltYet, status::unprocessable_entity, "not_built_yet"},
     {HttpErrc::kHeaderTooLarge, status::request_header_fields_too_large, "header_too_large"},
     {HttpErrc::kNotReady, status::service_unavailable, "not_ready"},
+    {HttpErrc::kNotConfigured, status::not_implemented, "not_configured"},
 }};
 
 class HttpCategory final : public boost::system::error_category {
@@ -94,6 +95,8 @@ class HttpCategory final : public boost::system::error_category {
         return "request header too large";
       case HttpErrc::kNotReady:
         return "not ready";
+      case HttpErrc::kNotConfigured:
+        return "not configured";
     }
     return "unknown http error";
   }

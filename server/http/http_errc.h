@@ -17,6 +17,7 @@ enum class HttpErrc {
   kNotBuiltYet,           // a sequence kind this build does not implement
   kHeaderTooLarge,        // request head over http header_limit
   kNotReady,              // storage not open or not writable
+  kNotConfigured,         // a feature the config leaves off (online backups without backup.dir)
 };
 
 const boost::system::error_category& http_category() noexcept;

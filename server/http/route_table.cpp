@@ -29,6 +29,7 @@ constexpr Route kRoutes[] = {
     {{kGet}, "/readyz", "readyz", true, get_readyz, Access::kPublic, kAnyQuery},
     {{kGet}, "/metrics", "metrics", false, get_metrics, Access::kMetrics, kAnyQuery},
     {{kGet}, "/v1/cluster", "cluster", false, get_cluster},
+    {{kPost}, "/v1/admin/backup", "backup", false, post_backup},
     {{kGet}, "/v1/sequences", "sequences_list", true, get_sequences},
     {{kGet}, "/v1/sequences/{name}", "sequence_get", true, get_sequence},
     {{kPut}, "/v1/sequences/{name}", "sequence_put", true, put_sequence},

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "server/backup/backup_taker.h"
 #include "server/core/audit.h"
 #include "server/core/auth_throttle.h"
 #include "server/core/clock.h"
@@ -75,6 +76,8 @@ struct HttpDeps {
   AuthThrottle* auth_throttle = nullptr;
   /// Every refused bearer token is one audit event (request and peer; never the token).
   AuditSink audit;
+  /// POST /v1/admin/backup: null when online backups are off (no backup.dir, or the etcd engine).
+  backup::BackupTaker* backups = nullptr;
   /// http.tls: every connection is HTTPS when set (the session runs the TLS handshake).
   std::shared_ptr<boost::asio::ssl::context> tls;
 };

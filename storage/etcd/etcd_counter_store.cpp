@@ -62,6 +62,22 @@ DetailedResult<KeyValues> EtcdCounterStore::scan(std::string_view prefix) {
   return out;
 }
 
+DetailedResult<KeyValues> EtcdCounterStore::scan_first(std::string_view prefix, std::size_t limit) {
+  if (limit == 0) return KeyValues{};
+  // One range request in key order, limited: etcd returns only what is asked for.
+  const std::string data = layout_.data_prefix();
+  RangeRequest request;
+  request.key = data + std::string(prefix);
+  request.range_end = prefix_end(request.key);
+  request.limit = static_cast<std::int64_t>(limit);
+  auto r = client_.range(request);
+  if (!r) return io_error(r.error());
+  KeyValues out;
+  out.reserve(r->kvs.size());
+  for (auto& kv : r->kvs) out.emplace_back(kv.key.substr(data.size()), std::move(kv.value));
+  return out;
+}
+
 DetailedResult<KeyValues> EtcdCounterStore::scan_last(std::string_view prefix, std::size_t limit) {
   if (limit == 0) return KeyValues{};
   // One range request sorted by key, descending, limited: etcd returns only what is asked for.

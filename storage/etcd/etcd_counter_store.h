@@ -52,6 +52,8 @@ class EtcdCounterStore final : public CounterStore {
   [[nodiscard]] DetailedResult<KeyValues> scan(std::string_view prefix) override;
   /// Reads the whole prefix and keeps the last `limit` keys: the JSON client has no sorted
   /// range yet. Fine for the small prefixes the engine scans this way.
+  [[nodiscard]] DetailedResult<KeyValues> scan_first(std::string_view prefix,
+                                                     std::size_t limit) override;
   [[nodiscard]] DetailedResult<KeyValues> scan_last(std::string_view prefix,
                                                     std::size_t limit) override;
   [[nodiscard]] DetailedResult<void> commit(std::span<const Mutation> mutations) override;

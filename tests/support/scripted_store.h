@@ -18,6 +18,9 @@ class ScriptedStore final : public CounterStore {
     return inner_.get(key);
   }
   DetailedResult<KeyValues> scan(std::string_view prefix) override { return inner_.scan(prefix); }
+  DetailedResult<KeyValues> scan_first(std::string_view prefix, std::size_t limit) override {
+    return inner_.scan_first(prefix, limit);
+  }
   DetailedResult<KeyValues> scan_last(std::string_view prefix, std::size_t limit) override {
     return inner_.scan_last(prefix, limit);
   }

@@ -1,0 +1,338 @@
+#include "server/app/backup_commands.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <string_view>
+#include <utility>
+
+#include "server/app/data_dir_lock.h"
+#include "server/app/engine.h"
+#include "server/backup/restore.h"
+#include "server/base/log.h"
+#include "server/base/parse_int.h"
+#include "server/base/utc_time.h"
+#include "server/core/clock.h"
+#include "server/core/ticket_errc.h"
+
+#ifndef TICKETD_VERSION
+#define TICKETD_VERSION "0.0.0"
+#endif
+
+namespace ticketd {
+namespace fs = std::filesystem;
+
+namespace {
+
+Error io_error(const std::string& what) {
+  return Error{StorageErrc::kIo, what + ": " + std::strerror(errno)};
+}
+
+DetailedResult<void> fsync_path(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), (directory ? O_DIRECTORY : 0) | O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("open '" + path + "'");
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return io_error("fsync '" + path + "'");
+  return {};
+}
+
+// Written to a temporary name, synced, renamed, and the directory synced: a crash leaves either
+// no manifest or a whole one.
+DetailedResult<void> write_file_durably(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("create '" + tmp + "'");
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const Error e = io_error("write '" + tmp + "'");
+      ::close(fd);
+      return e;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return io_error("fsync '" + tmp + "'");
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return io_error("rename '" + tmp + "'");
+  return fsync_path(fs::path(path).parent_path().string(), true);
+}
+
+std::string backup_name(std::int64_t now_ms) {
+  std::string name = "backup-" + format_utc_ms(now_ms);
+  std::erase(name, ':');
+  return name;
+}
+
+int usage(std::FILE* out, const std::string& message) {
+  std::fprintf(out, "ticketd: %s\n", message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+DetailedResult<backup::TakenBackup> write_backup(RocksDbCounterStore& store,
+                                                 const std::string& target,
+                                                 const BackupContext& context) {
+  std::error_code ec;
+  if (fs::exists(target, ec)) {
+    return Error{TicketErrc::kAlreadyExists, "backup target '" + target + "' already exists"};
+  }
+  const std::string partial = target + ".partial";
+  fs::remove_all(partial, ec);  // a backup a crash cut short: never a usable store
+  auto position = store.checkpoint(partial);
+  if (!position) return position.error();
+  auto fail = [&](Error e) -> DetailedResult<backup::TakenBackup> {
+    std::error_code ignored;
+    fs::remove_all(partial, ignored);
+    return e;
+  };
+  backup::BackupManifest manifest;
+  {
+    auto copy = RocksDbCounterStore::open_read_only(partial);
+    if (!copy) return fail(copy.error());
+    auto described = backup::describe_store(**copy, context.now_ms, context.served);
+    if (!described) return fail(described.error());
+    manifest = std::move(*described);
+  }
+  manifest.id = fs::path(target).filename().string();
+  manifest.taken_at_ms = context.now_ms;
+  manifest.ticketd_version = TICKETD_VERSION;
+  manifest.source = context.source;
+  manifest.online = context.online;
+  if (auto r = write_file_durably(partial + "/" + std::string(backup::kManifestFile),
+                                  backup::encode_manifest(manifest));
+      !r) {
+    return fail(r.error());
+  }
+  if (::rename(partial.c_str(), target.c_str()) != 0) {
+    return fail(io_error("rename '" + partial + "' to '" + target + "'"));
+  }
+  if (auto r = fsync_path(fs::path(target).parent_path().string(), true); !r) return r.error();
+  return backup::TakenBackup{target, std::move(manifest)};
+}
+
+int backup_command(int argc, char** argv, std::FILE* out) {
+  std::string data_dir;
+  std::string to;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if ((arg == "--data-dir" || arg == "--to") && i + 1 < argc) {
+      (arg == "--data-dir" ? data_dir : to) = argv[++i];
+    } else {
+      return usage(out, "backup: unknown or incomplete argument '" + std::string(arg) + "'");
+    }
+  }
+  if (data_dir.empty() || to.empty()) return usage(out, "backup needs --data-dir DIR --to OUT");
+  auto lock = DataDirLock::acquire(data_dir);
+  if (!lock) {
+    std::fprintf(out, "backup: %s (stop ticketd, or use POST /v1/admin/backup on it)\n",
+                 lock.error().message.c_str());
+    return 1;
+  }
+  auto store = RocksDbCounterStore::open(data_dir);
+  if (!store) {
+    std::fprintf(out, "backup: %s\n", store.error().message.c_str());
+    return 1;
+  }
+  SystemClock clock;
+  BackupContext context{clock.now_unix_ms(), false, fs::absolute(data_dir).string(), {}};
+  auto taken = write_backup(**store, fs::absolute(to).lexically_normal().string(), context);
+  if (!taken) {
+    std::fprintf(out, "backup: %s\n", taken.error().message.c_str());
+    return 1;
+  }
+  std::fprintf(out, "backup: %s (%zu sequences)\n", taken->path.c_str(),
+               taken->manifest.sequences.size());
+  return 0;
+}
+
+int restore_command(int argc, char** argv, std::FILE* out) {
+  std::string from;
+  std::string data_dir;
+  backup::RestoreOptions options;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (i + 1 >= argc) return usage(out, "restore: " + std::string(arg) + " needs a value");
+    const std::string value = argv[++i];
+    if (arg == "--from") {
+      from = value;
+    } else if (arg == "--data-dir") {
+      data_dir = value;
+    } else if (arg == "--skip-ahead" || arg == "--gapless") {
+      const auto eq = value.rfind('=');
+      const std::string name = eq == std::string::npos ? "" : value.substr(0, eq);
+      const auto n = parse_u64(eq == std::string::npos ? value : value.substr(eq + 1));
+      if (arg == "--skip-ahead" && value == "auto") {
+        options.skip = backup::SkipAhead{};
+      } else if (!n || (arg == "--gapless" && name.empty())) {
+        return usage(out, "restore: " + std::string(arg) + " expects " +
+                              (arg == "--gapless" ? "NAME=N" : "auto, N or NAME=N") + ", got '" +
+                              value + "'");
+      } else if (arg == "--gapless") {
+        options.gapless_last_used[name] = *n;
+      } else if (name.empty()) {
+        options.skip = backup::SkipAhead{false, *n};
+      } else {
+        options.skip_by_name[name] = *n;
+      }
+    } else {
+      return usage(out, "restore: unknown argument '" + std::string(arg) + "'");
+    }
+  }
+  if (from.empty() || data_dir.empty()) {
+    return usage(out, "restore needs --from BACKUP --data-dir DIR");
+  }
+  const std::string manifest_path = from + "/" + std::string(backup::kManifestFile);
+  std::string text;
+  if (std::FILE* f = std::fopen(manifest_path.c_str(), "rb"); f != nullptr) {
+    char buf[65536];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    std::fclose(f);
+  } else {
+    std::fprintf(out, "restore: '%s' is not a ticketd backup (no %s)\n", from.c_str(),
+                 std::string(backup::kManifestFile).c_str());
+    return 2;
+  }
+  auto manifest = backup::decode_manifest(text);
+  if (!manifest) {
+    std::fprintf(out, "restore: %s: %s\n", manifest_path.c_str(), manifest.error().message.c_str());
+    return 1;
+  }
+  std::error_code ec;
+  const bool existed = fs::exists(data_dir, ec);
+  if (existed && !fs::is_empty(data_dir, ec)) {
+    std::fprintf(out,
+                 "restore: refusing to restore into '%s': it is not empty (restore into a new "
+                 "directory, then point data_dir at it)\n",
+                 data_dir.c_str());
+    return 2;
+  }
+  fs::create_directories(data_dir, ec);
+  if (ec) {
+    std::fprintf(out, "restore: cannot create '%s': %s\n", data_dir.c_str(), ec.message().c_str());
+    return 1;
+  }
+  // Leaves the directory as it was found when the restore does not finish.
+  auto undo = [&] {
+    std::error_code ignored;
+    if (existed) {
+      for (const auto& e : fs::directory_iterator(data_dir, ignored)) fs::remove_all(e, ignored);
+    } else {
+      fs::remove_all(data_dir, ignored);
+    }
+  };
+  int code = 1;
+  {
+    auto lock = DataDirLock::acquire(data_dir);
+    if (!lock) {
+      std::fprintf(out, "restore: %s\n", lock.error().message.c_str());
+      return 1;
+    }
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(from)) {
+      const std::string name = e.path().filename().string();
+      // The store's files only: not the manifest, nor a lock file a refused start left behind.
+      if (e.is_regular_file() && name != backup::kManifestFile && name != "ticketd.lock" &&
+          name != DurableMark::kFileName) {
+        files.push_back(e.path());
+      }
+    }
+    ec.clear();
+    for (const auto& file : files) {
+      const std::string dest = data_dir + "/" + file.filename().string();
+      std::error_code copy_ec;
+      if (!fs::copy_file(file, dest, copy_ec) || !fsync_path(dest, false)) {
+        ec = copy_ec ? copy_ec : std::make_error_code(std::errc::io_error);
+        break;
+      }
+    }
+    if (ec || !fsync_path(data_dir, true)) {
+      std::fprintf(out, "restore: copying '%s' failed: %s\n", from.c_str(), ec.message().c_str());
+      undo();
+      return 1;
+    }
+    SystemClock clock;
+    options.now_ms = clock.now_unix_ms();
+    auto store = RocksDbCounterStore::open(data_dir);
+    if (!store) {
+      std::fprintf(out, "restore: %s\n", store.error().message.c_str());
+      undo();
+      return 1;
+    }
+    std::fprintf(out, "restore: %s (taken %s, %.1f s ago) into %s\n", from.c_str(),
+                 format_utc_ms(manifest->taken_at_ms).c_str(),
+                 static_cast<double>(options.now_ms - manifest->taken_at_ms) / 1000.0,
+                 data_dir.c_str());
+    auto plan = backup::plan_restore(*manifest, **store, options);
+    if (!plan) {
+      std::fprintf(out, "restore: refused, nothing restored:\n%s\n", plan.error().message.c_str());
+      store->reset();
+      code = plan.error().code == TicketErrc::kInvalidArgument ? 2 : 1;
+    } else if (auto r = (*store)->commit(plan->mutations); !r) {
+      std::fprintf(out, "restore: writing the restored ceilings failed: %s\n",
+                   r.error().message.c_str());
+      store->reset();
+    } else {
+      for (const auto& step : plan->steps) {
+        std::fprintf(out, "restore: %s: %s\n", step.sequence.c_str(), step.detail.c_str());
+        log::audit(step.event,
+                   "'" + step.sequence + "' from backup " + manifest->id + ": " + step.detail);
+      }
+      std::fprintf(out,
+                   "restore: done: %zu sequences; check it with `ticketd verify --data-dir %s`\n",
+                   plan->steps.size(), data_dir.c_str());
+      return 0;
+    }
+  }
+  undo();
+  return code;
+}
+
+OnlineBackups::OnlineBackups(Engine& engine, RocksDbCounterStore& store, std::string dir,
+                             std::string data_dir)
+    : engine_(engine), store_(store), dir_(std::move(dir)), data_dir_(std::move(data_dir)) {}
+
+void OnlineBackups::take(backup::BackupCallback done) {
+  engine_.store_reads().after(std::chrono::milliseconds(0),
+                              [this, done = std::move(done)] { done(take_now()); });
+}
+
+DetailedResult<backup::TakenBackup> OnlineBackups::take_now() {
+  std::lock_guard lock(mutex_);
+  // The last seconds' rate into the history, so the backup's peaks are current.
+  std::promise<DetailedResult<void>> sampled;
+  engine_.rates().sample([&sampled](const DetailedResult<void>& r) { sampled.set_value(r); });
+  if (auto r = sampled.get_future().get(); !r) {
+    log::warn("backup: the issue rates could not be written (" + r.error().message +
+              "); the backup holds the previous minute's");
+  }
+  BackupContext context;
+  context.now_ms = engine_.clock().now_unix_ms();
+  context.online = true;
+  context.source = data_dir_;
+  for (const auto& d : engine_.service().describe_all()) context.served.push_back({d.spec});
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) return Error{StorageErrc::kIo, "backup.dir '" + dir_ + "': " + ec.message()};
+  std::string target = dir_ + "/" + backup_name(context.now_ms);
+  for (int n = 2; fs::exists(target, ec); ++n) {
+    target = dir_ + "/" + backup_name(context.now_ms) + "-" + std::to_string(n);
+  }
+  auto taken = write_backup(store_, target, context);
+  if (taken) {
+    log::audit("backup_taken", taken->path + ": " +
+                                   std::to_string(taken->manifest.sequences.size()) + " sequences");
+  }
+  return taken;
+}
+
+}  // namespace ticketd

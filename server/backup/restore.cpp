@@ -1,0 +1,206 @@
+#include "server/backup/restore.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <utility>
+
+#include "server/core/gapless_sequence.h"
+#include "server/core/sequence_record.h"
+#include "server/core/ticket_errc.h"
+#include "server/core/ticket_sequence.h"
+
+namespace ticketd::backup {
+namespace {
+
+using u128 = unsigned __int128;
+
+constexpr u128 kU64Max = UINT64_MAX;
+
+std::string fixed1(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// A tombstone keeps no cache size: the default one stands in for it.
+constexpr std::uint64_t kDefaultCacheForTombstones = SequenceSpec{}.cache;
+
+}  // namespace
+
+DetailedResult<RestorePlan> plan_restore(const BackupManifest& manifest, CounterStore& restored,
+                                         const RestoreOptions& options) {
+  RestorePlan plan;
+  std::vector<std::string> refusals;
+  std::set<std::string> known;
+  for (const auto& s : manifest.sequences) known.insert(s.name);
+  for (const auto& [name, _] : options.skip_by_name) {
+    if (!known.contains(name)) {
+      refusals.push_back("--skip-ahead " + name + ": the backup holds no sequence of that name");
+    }
+  }
+  for (const auto& [name, _] : options.gapless_last_used) {
+    auto it = std::find_if(manifest.sequences.begin(), manifest.sequences.end(),
+                           [&](const auto& s) { return s.name == name; });
+    if (it == manifest.sequences.end() || it->kind != SequenceKind::kGapless || it->tombstone) {
+      refusals.push_back("--gapless " + name +
+                         ": the backup holds no gapless sequence of that name");
+    }
+  }
+  const std::int64_t elapsed_ms = std::max<std::int64_t>(0, options.now_ms - manifest.taken_at_ms);
+  const double elapsed_s = static_cast<double>(elapsed_ms) / 1000.0;
+
+  // How many values to skip for a ticket sequence or tombstone, and the reason.
+  auto skip_for = [&](const BackedUpSequence& s,
+                      std::uint64_t cache) -> std::pair<u128, std::string> {
+    if (auto it = options.skip_by_name.find(s.name); it != options.skip_by_name.end()) {
+      return {it->second, "--skip-ahead " + s.name + "=" + std::to_string(it->second)};
+    }
+    if (!options.skip.automatic) {
+      return {options.skip.values, "--skip-ahead " + std::to_string(options.skip.values)};
+    }
+    const double per_second = static_cast<double>(s.peak_per_minute) / 60.0;
+    const double by_rate = std::ceil(2.0 * per_second * elapsed_s);
+    const u128 rate_values = by_rate >= 1.8e19 ? kU64Max : static_cast<u128>(by_rate);
+    const u128 cache_values = u128{2} * cache;
+    const std::string why = "auto: max(2 x peak " + fixed1(per_second) + "/s x " +
+                            fixed1(elapsed_s) + " s since the backup, 2 x cache " +
+                            std::to_string(cache) + ")";
+    return {std::max(rate_values, cache_values), why};
+  };
+  // The new ceiling: old + skip × increment, up onto the grid, at most max_value.
+  struct Raised {
+    std::uint64_t ceiling;
+    bool exhausted;
+  };
+  auto raise = [](std::uint64_t ceiling, u128 skip, std::uint64_t increment, std::uint64_t offset,
+                  std::uint64_t max_value) {
+    const u128 target = align_up(u128{ceiling} + skip * increment, increment, offset);
+    if (target >= max_value) return Raised{max_value, true};
+    return Raised{static_cast<std::uint64_t>(target), false};
+  };
+
+  auto sequences = restored.scan(kSequencePrefix);
+  if (!sequences) return sequences.error();
+  std::map<std::string, SequenceRecord> records;
+  for (const auto& [key, value] : *sequences) {
+    const std::string name = key.substr(kSequencePrefix.size());
+    auto r = decode_record(name, value);
+    if (!r) return Error{StorageErrc::kCorruption, "ticket sequence '" + name + "': unreadable"};
+    records.emplace(name, std::move(*r));
+  }
+  auto gapless = restored.scan(kGaplessPrefix);
+  if (!gapless) return gapless.error();
+
+  for (const auto& s : manifest.sequences) {
+    if (s.kind == SequenceKind::kTicket && s.tombstone) {
+      auto [skip, why] = skip_for(s, kDefaultCacheForTombstones);
+      const auto r = raise(s.ceiling, skip, 1, 0, UINT64_MAX);
+      plan.mutations.push_back(Mutation{tombstone_key(s.name), encode_tombstone(r.ceiling)});
+      plan.steps.push_back({s.name, "tombstone_restored_skip",
+                            "dropped name: ceiling " + std::to_string(s.ceiling) + " -> " +
+                                std::to_string(r.ceiling) + " (" + why + ")"});
+      continue;
+    }
+    if (s.kind == SequenceKind::kTicket) {
+      auto it = records.find(s.name);
+      if (it == records.end()) {
+        refusals.push_back("ticket sequence '" + s.name +
+                           "' is in the manifest but not in the backup's store");
+        continue;
+      }
+      SequenceRecord rec = it->second;
+      auto [skip, why] = skip_for(s, rec.spec.cache);
+      const auto r =
+          raise(rec.ceiling, skip, rec.spec.increment, rec.spec.offset, rec.spec.max_value);
+      const std::uint64_t before = rec.ceiling;
+      rec.ceiling = std::max(rec.ceiling, r.ceiling);
+      plan.mutations.push_back(Mutation{sequence_key(s.name), encode_record(rec)});
+      std::string detail = "ceiling " + std::to_string(before) + " -> " +
+                           std::to_string(rec.ceiling) + " (" + why + ")";
+      if (r.exhausted) {
+        detail += "; the skip reaches max_value " + std::to_string(rec.spec.max_value) +
+                  ": the sequence is exhausted";
+      } else {
+        detail += "; next value " + std::to_string(rec.ceiling + rec.spec.increment);
+      }
+      plan.steps.push_back({s.name, "sequence_restored_skip", detail});
+      continue;
+    }
+    if (s.kind == SequenceKind::kGapless && !s.tombstone) {
+      auto stated = options.gapless_last_used.find(s.name);
+      if (stated == options.gapless_last_used.end()) {
+        refusals.push_back(
+            "gapless sequence '" + s.name + "' needs --gapless " + s.name +
+            "=N, N the last number the application used (a gapless sequence can neither skip "
+            "numbers nor resume from the backup, which may reuse numbers issued since)" +
+            (s.highest_committed ? "; the backup shows numbers up to " +
+                                       std::to_string(*s.highest_committed) + " committed"
+                                 : "; the backup shows no number committed"));
+        continue;
+      }
+      if (!s.grid_known) {
+        refusals.push_back("gapless sequence '" + s.name +
+                           "': the backup does not record its grid");
+        continue;
+      }
+      const std::uint64_t last = stated->second;
+      const std::uint64_t first = s.start;
+      const std::uint64_t step = s.increment;
+      const bool none_used = last < first;
+      if (!none_used && (last - first) % step != 0) {
+        refusals.push_back("--gapless " + s.name + "=" + std::to_string(last) +
+                           ": not a number of the sequence (first " + std::to_string(first) +
+                           ", step " + std::to_string(step) + ")");
+        continue;
+      }
+      if (s.highest_committed && (none_used || last < *s.highest_committed)) {
+        refusals.push_back("--gapless " + s.name + "=" + std::to_string(last) +
+                           ": the backup shows numbers up to " +
+                           std::to_string(*s.highest_committed) +
+                           " committed; continuing lower would issue them again");
+        continue;
+      }
+      const u128 next = none_used ? u128{first} : u128{last} + step;
+      if (next > kU64Max) {
+        refusals.push_back("--gapless " + s.name + ": the next number passes 2^64-1");
+        continue;
+      }
+      const std::string prefix = std::string(kGaplessPrefix) + s.name + "/";
+      std::size_t dropped_reservations = 0;
+      for (const auto& [key, value] : *gapless) {
+        if (!key.starts_with(prefix)) continue;
+        auto k = parse_gapless_key(std::string_view(key).substr(kGaplessPrefix.size()));
+        if (!k || k->name != s.name) continue;
+        if (k->kind == "c" || k->kind == "r") {
+          dropped_reservations += k->kind == "r" ? 1 : 0;
+          plan.mutations.push_back(Mutation{key, std::nullopt});
+        }
+      }
+      plan.mutations.push_back(Mutation{
+          prefix + "f",
+          encode_frontier(GaplessFrontier{static_cast<std::uint64_t>(next), first, step})});
+      plan.steps.push_back(
+          {s.name, "gapless_restored",
+           "continues at exactly " + std::to_string(static_cast<std::uint64_t>(next)) +
+               (none_used ? " (no number used, as stated)"
+                          : " (last number used " + std::to_string(last) + ", as stated)") +
+               (dropped_reservations != 0 ? "; " + std::to_string(dropped_reservations) +
+                                                " reservation(s) of the backup dropped"
+                                          : std::string())});
+      continue;
+    }
+    plan.steps.push_back({s.name, "restored_as_is",
+                          std::string(kind_name(s.kind)) + (s.tombstone ? " (dropped)" : "") +
+                              ": restored as it is"});
+  }
+  if (!refusals.empty()) {
+    std::string message;
+    for (const auto& r : refusals) message += (message.empty() ? "" : "\n") + r;
+    return Error{TicketErrc::kInvalidArgument, message};
+  }
+  return plan;
+}
+
+}  // namespace ticketd::backup
