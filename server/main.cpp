@@ -16,6 +16,7 @@
 #include "server/app/verify.h"
 #include "server/base/log.h"
 #include "server/core/sequence_spec.h"
+#include "server/migrate/import_command.h"
 
 #ifndef TICKETD_VERSION
 #define TICKETD_VERSION "0.0.0"
@@ -28,6 +29,7 @@ constexpr const char* kUsage =
     "               [--http-listen HOST:PORT]\n"
     "       ticketd verify --data-dir DIR\n"
     "       ticketd hash-password | hash-token   (the secret on stdin)\n"
+    "       ticketd import --from mysql://USER@HOST:PORT/DB --data-dir DIR  (import --help)\n"
     "       ticketd --help | --version\n"
     "\n"
     "  --config FILE            YAML configuration (see README.md for every key)\n"
@@ -59,6 +61,9 @@ int main(int argc, char** argv) {
   }
   if (argc == 2 && std::string_view(argv[1]) == "hash-token") {
     return hash_token_command(stdin, stdout);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "import") {
+    return import_command(argc, argv, stdout, stderr);
   }
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
