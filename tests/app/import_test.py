@@ -286,6 +286,15 @@ class Import(unittest.TestCase):
         got = http_next(t, "s", 20)
         self.assertEqual(got, [first + 5 * i for i in range(20)])
         self.assertTrue(all(v % 5 == 0 and v > max(issued) for v in got))
+        t.cleanup()
+        # The caveat of the README: a config entry for the name without the same grid re-grids
+        # it at the next start (ensure_configured applies the config's increment/offset). It
+        # never goes below what was issued, but it leaves the grid.
+        t = self.ticketd(d, "  - {{ name: s, kind: ticket }}\n")
+        regridded = http_next(t, "s", 2)
+        self.assertGreater(regridded[0], max(got))
+        self.assertEqual(regridded[1], regridded[0] + 1)
+        self.assertIn("sequence 's': applying changed settings from the config", t.log_text())
 
     def test_dry_run_writes_nothing(self):
         self.old.database("dry", FLICKR_DDL.format(start=77))
