@@ -1,5 +1,6 @@
 #include "server/migrate/import_command.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <future>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "server/app/data_dir_lock.h"
+#include "server/base/log.h"
 #include "server/base/parse_int.h"
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
@@ -110,6 +112,17 @@ void print_line(std::FILE* out, const PlannedSequence& p, std::uint64_t first,
   if (!p.note.empty()) std::fprintf(out, "%-24s note: %s\n", "", p.note.c_str());
 }
 
+/// Blanks the password of every URL argument in place (o.from holds a copy), so that
+/// /proc/PID/cmdline and `ps` stop showing it once the command has started; the shell history
+/// still has it: MYSQL_PWD is the better way.
+void hide_password(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (auto span = migrate::password_span(argv[i])) {
+      std::fill_n(argv[i] + span->offset, span->length, 'x');
+    }
+  }
+}
+
 /// The store side of an import: the locked data dir and the engine on it, torn down in order.
 struct Target {
   std::optional<DataDirLock> lock;
@@ -167,6 +180,9 @@ int apply(const ImportPlan& plan, const std::string& data_dir, std::FILE* out, s
   t.background = std::make_unique<RetryScheduler>(t.clock);
   t.committer = std::make_unique<GroupCommitter>(*t.store);
   t.service = std::make_unique<TicketService>(*t.store, *t.committer);
+  // Each create and advance is one line of the audit trail, as when a front end makes it.
+  t.service->set_audit(
+      [](std::string_view event, std::string_view detail) { log::audit(event, detail); });
   // Gapless and UUIDv7 sequences created at run time load only with a clock and a thread.
   t.service->enable_runtime_kinds(RuntimeKinds{&t.clock, t.background.get(), nullptr});
   if (auto r = t.service->load(); !r) {
@@ -224,7 +240,9 @@ int import_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
     }
   }
   Options o;
-  if (auto problem = parse_options(argc, argv, o); !problem.empty()) {
+  const auto problem = parse_options(argc, argv, o);
+  hide_password(argc, argv);
+  if (!problem.empty()) {
     std::fprintf(err, "ticketd import: %s\n%s", problem.c_str(), kImportUsage);
     return 2;
   }

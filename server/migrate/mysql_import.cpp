@@ -191,6 +191,17 @@ DetailedResult<MysqlUrl> parse_mysql_url(std::string_view text) {
   return url;
 }
 
+std::optional<TextSpan> password_span(std::string_view text) {
+  constexpr std::string_view kScheme = "mysql://";
+  if (!text.starts_with(kScheme)) return std::nullopt;
+  const auto authority = text.substr(0, text.find('/', kScheme.size()));
+  const auto at = authority.rfind('@');
+  if (at == std::string_view::npos) return std::nullopt;
+  const auto colon = authority.find(':', kScheme.size());
+  if (colon == std::string_view::npos || colon > at) return std::nullopt;
+  return TextSpan{colon + 1, at - colon - 1};
+}
+
 std::string masked(const MysqlUrl& url) {
   const bool v6 = url.host.find(':') != std::string::npos;
   return "mysql://" + percent_encode(url.user) + (url.password ? ":***" : "") + "@" +

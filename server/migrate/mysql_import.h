@@ -41,6 +41,16 @@ struct MysqlUrl {
 /// Parses `--from`. An error message never repeats the text, which may hold a password.
 [[nodiscard]] DetailedResult<MysqlUrl> parse_mysql_url(std::string_view text);
 
+/// Where the password of a `mysql://` URL is in `text` (offset, length; length may be 0), so the
+/// command can blank it in its argv, as the mysql client does, before the process list shows
+/// it for long; none when the text has no password.
+struct TextSpan {
+  std::size_t offset = 0;
+  std::size_t length = 0;
+  friend bool operator==(const TextSpan&, const TextSpan&) = default;
+};
+[[nodiscard]] std::optional<TextSpan> password_span(std::string_view text);
+
 /// The URL with the password replaced by "***" (or without one), fit for output and logs.
 [[nodiscard]] std::string masked(const MysqlUrl& url);
 

@@ -376,6 +376,29 @@ class Import(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertNotIn(wrong, r.stdout + r.stderr)
 
+    def test_password_is_blanked_in_the_process_list(self):
+        # A server that accepts and never greets keeps the import waiting in its connect.
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        self.cleanups.append(silent.close)
+        secret = "cmdline-Pa55-w0rd"
+        proc = subprocess.Popen(
+            [BINARY, "import", "--from",
+             f"mysql://u:{secret}@127.0.0.1:{silent.getsockname()[1]}/d", "--dry-run"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            conn, _ = silent.accept()  # the import is connecting: argv was parsed
+            self.cleanups.append(conn.close)
+            with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
+                cmdline = f.read().decode(errors="replace")
+            self.assertNotIn(secret, cmdline)
+            self.assertIn("mysql://u:" + "x" * len(secret) + "@127.0.0.1:", cmdline)
+        finally:
+            proc.kill()
+            out, err = proc.communicate()
+        self.assertNotIn(secret, out + err)
+
     def test_data_dir_in_use_is_refused(self):
         self.old.database("busy", FLICKR_DDL.format(start=500))
         d = self.data_dir()

@@ -88,6 +88,24 @@ TEST(MigrateUrl, ErrorsNeverRepeatThePassword) {
   }
 }
 
+TEST(MigrateUrl, PasswordSpanFindsTheRawPassword) {
+  const std::pair<std::string_view, std::optional<TextSpan>> cases[] = {
+      {"mysql://u:secret@h:1/d", TextSpan{10, 6}},
+      {"mysql://u:@h:1/d", TextSpan{10, 0}},
+      {"mysql://u:a@b@h:1/d", TextSpan{10, 3}},
+      {"mysql://u:p%40w@h/d", TextSpan{10, 5}},
+      {"mysql://u:pw@h", TextSpan{10, 2}},
+      {"mysql://u@h:3306/d", std::nullopt},
+      {"mysql://u@[::1]:3306/d", std::nullopt},
+      {"mysql://h:1/d", std::nullopt},
+      {"--data-dir", std::nullopt},
+      {"postgres://u:p@h/d", std::nullopt},
+  };
+  for (const auto& [text, span] : cases) {
+    EXPECT_EQ(password_span(text), span) << text;
+  }
+}
+
 struct GridCase {
   std::uint64_t increment, offset;
   Grid grid;
