@@ -211,6 +211,11 @@ class Import(unittest.TestCase):
         self.assertEqual(plan["Tickets64"], (5000000005, 1, 1, 5000000005 + MARGIN, "created"))
         self.assertEqual(plan["Tickets32"], (1, 1, 1, 1 + MARGIN, "created"))
         self.assertRegex(r.stdout, r"notes +skipped: AUTO_INCREMENT is NULL")
+        self.assertIn("audit sequence_created: sequence 'Tickets64' created", r.stderr)
+        v = subprocess.run([BINARY, "verify", "--data-dir", d], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(v.returncode, 0, v.stdout)
+        self.assertRegex(v.stdout, r"ticket +Tickets64 +ceiling 5000001004\n")
 
         # The config defines Tickets64 on the same grid (1/1): ensure_configured keeps the
         # imported start, so the first ticket is the imported first value.
