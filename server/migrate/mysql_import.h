@@ -88,10 +88,10 @@ struct Grid {
 };
 
 /// The grid of a server's AUTO_INCREMENT values. MySQL documents an offset above the increment
-/// as "ignored", yet both MySQL's and MariaDB's next-value formula (handler.cc,
-/// compute_next_insert_id) then issue values ≡ offset (mod increment): 3/5 issues 101, 104,
-/// 107. The grid returned is the one the server really issues on, offset reduced into
-/// 1..increment; an increment of 0 counts as 1, as the server treats it.
+/// as "ignored", yet the server's next-value formula then issues values ≡ offset (mod
+/// increment): MariaDB 10.11 (InnoDB) at 3/5 issues 101, 104, 107. The grid returned is the one
+/// the server really issues on, offset reduced into 1..increment; an increment of 0 counts as 1,
+/// as the server treats it.
 [[nodiscard]] Grid server_grid(std::uint64_t increment, std::uint64_t offset);
 
 /// The first value v on `grid` with v >= next + margin; none when it would pass `max_value`.
