@@ -18,6 +18,7 @@
 #include "server/app/verify.h"
 #include "server/base/log.h"
 #include "server/core/sequence_spec.h"
+#include "server/migrate/import_command.h"
 
 #ifndef TICKETD_VERSION
 #define TICKETD_VERSION "0.0.0"
@@ -33,6 +34,7 @@ constexpr const char* kUsage =
     "       ticketd restore --from BACKUP --data-dir DIR [--skip-ahead auto|N|NAME=N]...\n"
     "               [--gapless NAME=N]...\n"
     "       ticketd hash-password | hash-token   (the secret on stdin)\n"
+    "       ticketd import --from mysql://USER@HOST:PORT/DB --data-dir DIR  (import --help)\n"
     "       ticketd --help | --version\n"
     "\n"
     "  --config FILE            YAML configuration (see README.md for every key)\n"
@@ -73,6 +75,9 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "backup") return backup_command(argc, argv, stdout);
   if (argc >= 2 && std::string_view(argv[1]) == "restore") {
     return restore_command(argc, argv, stdout);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "import") {
+    return import_command(argc, argv, stdout, stderr);
   }
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];

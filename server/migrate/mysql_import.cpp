@@ -1,0 +1,339 @@
+#include "server/migrate/mysql_import.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <utility>
+
+#include "server/base/parse_int.h"
+#include "server/core/ticket_sequence.h"
+
+namespace ticketd::migrate {
+namespace {
+
+class ImportCategory final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "ticketd.import"; }
+  std::string message(int ev) const override {
+    switch (static_cast<ImportErrc>(ev)) {
+      case ImportErrc::kBadUrl:
+        return "bad --from URL";
+      case ImportErrc::kConnectFailed:
+        return "cannot connect to the old server";
+      case ImportErrc::kQueryFailed:
+        return "a query on the old server failed";
+      case ImportErrc::kBadAnswer:
+        return "unexpected answer from the old server";
+    }
+    return "unknown import error";
+  }
+};
+
+Error bad_url(std::string what) {
+  return Error{ImportErrc::kBadUrl,
+               "--from: " + what + " (expected mysql://USER[:PASS]@HOST[:PORT]/DB)"};
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<std::string> percent_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size()) return std::nullopt;
+    const int hi = hex_digit(text[i + 1]);
+    const int lo = hex_digit(text[i + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out;
+}
+
+std::string percent_encode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  return out;
+}
+
+struct IntegerType {
+  std::string_view name;
+  std::uint64_t signed_max;
+  std::uint64_t unsigned_max;
+};
+constexpr std::array<IntegerType, 5> kIntegerTypes = {{
+    {"tinyint", 127, 255},
+    {"smallint", 32767, 65535},
+    {"mediumint", 8388607, 16777215},
+    {"int", 2147483647, 4294967295},
+    {"bigint", 9223372036854775807, 18446744073709551615u},
+}};
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The ticketd max_value for a counter whose own limit is `limit`: ticketd's default (INT64_MAX,
+// safe for signed 64-bit readers) unless the counter is already past it.
+std::uint64_t ticketd_max(std::uint64_t limit, std::uint64_t first_wanted) {
+  if (limit <= kDefaultMaxValue || first_wanted > kDefaultMaxValue) return limit;
+  return kDefaultMaxValue;
+}
+
+// Plans one counter: next value, grid, limit. Adds to `plan` a sequence or a skipped entry.
+void plan_one(ImportPlan& plan, const std::string& name, SourceKind kind, std::uint64_t next,
+              std::uint64_t margin, Grid grid, std::uint64_t limit, std::string note) {
+  const auto wanted =
+      align_up(static_cast<unsigned __int128>(next) + margin, grid.increment, grid.offset);
+  const std::uint64_t max_value = ticketd_max(
+      limit, wanted > ~std::uint64_t{0} ? ~std::uint64_t{0} : static_cast<std::uint64_t>(wanted));
+  const auto first = first_value(next, margin, grid, max_value);
+  if (!first) {
+    plan.skipped.push_back({name, "no value left: next " + std::to_string(next) + " plus margin " +
+                                      std::to_string(margin) + " passes the limit " +
+                                      std::to_string(max_value)});
+    return;
+  }
+  PlannedSequence p;
+  p.source = kind;
+  p.old_next = next;
+  p.spec.name = name;
+  p.spec.kind = SequenceKind::kTicket;
+  p.spec.start = *first;
+  p.spec.increment = grid.increment;
+  p.spec.offset = grid.offset;
+  p.spec.max_value = max_value;
+  p.note = std::move(note);
+  plan.sequences.push_back(std::move(p));
+}
+
+}  // namespace
+
+const boost::system::error_category& import_category() noexcept {
+  static const ImportCategory category;
+  return category;
+}
+
+DetailedResult<MysqlUrl> parse_mysql_url(std::string_view text) {
+  constexpr std::string_view kScheme = "mysql://";
+  if (!text.starts_with(kScheme)) return bad_url("the scheme must be mysql://");
+  std::string_view rest = text.substr(kScheme.size());
+  const auto slash = rest.find('/');
+  if (slash == std::string_view::npos) return bad_url("no database");
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = rest.substr(slash + 1);
+  // The password may hold any byte once percent-encoded; the last '@' ends the user info.
+  const auto at = authority.rfind('@');
+  if (at == std::string_view::npos) return bad_url("no user");
+  std::string_view userinfo = authority.substr(0, at);
+  std::string_view hostport = authority.substr(at + 1);
+  MysqlUrl url;
+  const auto colon = userinfo.find(':');
+  auto user = percent_decode(userinfo.substr(0, colon));
+  if (!user || user->empty()) return bad_url("no user, or a bad %-escape in it");
+  url.user = std::move(*user);
+  if (colon != std::string_view::npos) {
+    auto password = percent_decode(userinfo.substr(colon + 1));
+    if (!password) return bad_url("a bad %-escape in the password");
+    url.password = std::move(*password);
+  }
+  std::string_view port_text;
+  if (hostport.starts_with('[')) {
+    const auto close = hostport.find(']');
+    if (close == std::string_view::npos) return bad_url("an unclosed '[' in the host");
+    url.host = std::string(hostport.substr(1, close - 1));
+    std::string_view after = hostport.substr(close + 1);
+    if (!after.empty()) {
+      if (!after.starts_with(':')) return bad_url("junk after the host");
+      port_text = after.substr(1);
+      if (port_text.empty()) return bad_url("an empty port");
+    }
+  } else {
+    const auto pc = hostport.rfind(':');
+    url.host = std::string(hostport.substr(0, pc));
+    if (pc != std::string_view::npos) {
+      port_text = hostport.substr(pc + 1);
+      if (port_text.empty()) return bad_url("an empty port");
+    }
+  }
+  if (url.host.empty()) return bad_url("no host");
+  if (!port_text.empty()) {
+    auto port = parse_int<std::uint16_t>(port_text);
+    if (!port || *port == 0) return bad_url("the port must be 1..65535");
+    url.port = *port;
+  }
+  if (path.find_first_of("/?#") != std::string_view::npos) {
+    return bad_url("the database is one name, with no '/', '?' or '#'");
+  }
+  auto database = percent_decode(path);
+  if (!database || database->empty()) return bad_url("no database, or a bad %-escape in it");
+  url.database = std::move(*database);
+  return url;
+}
+
+std::optional<TextSpan> password_span(std::string_view text) {
+  constexpr std::string_view kScheme = "mysql://";
+  if (!text.starts_with(kScheme)) return std::nullopt;
+  const auto authority = text.substr(0, text.find('/', kScheme.size()));
+  const auto at = authority.rfind('@');
+  if (at == std::string_view::npos) return std::nullopt;
+  const auto colon = authority.find(':', kScheme.size());
+  if (colon == std::string_view::npos || colon > at) return std::nullopt;
+  return TextSpan{colon + 1, at - colon - 1};
+}
+
+std::string masked(const MysqlUrl& url) {
+  const bool v6 = url.host.find(':') != std::string::npos;
+  return "mysql://" + percent_encode(url.user) + (url.password ? ":***" : "") + "@" +
+         (v6 ? "[" + url.host + "]" : url.host) + ":" + std::to_string(url.port) + "/" +
+         percent_encode(url.database);
+}
+
+Grid server_grid(std::uint64_t increment, std::uint64_t offset) {
+  Grid g;
+  g.increment = std::max<std::uint64_t>(increment, 1);
+  g.offset = offset == 0 ? g.increment : (offset - 1) % g.increment + 1;
+  return g;
+}
+
+std::optional<std::uint64_t> first_value(std::uint64_t next, std::uint64_t margin, Grid grid,
+                                         std::uint64_t max_value) {
+  const auto v =
+      align_up(static_cast<unsigned __int128>(next) + margin, grid.increment, grid.offset);
+  if (v > max_value) return std::nullopt;
+  return static_cast<std::uint64_t>(v);
+}
+
+std::optional<std::uint64_t> column_type_max(std::string_view column_type) {
+  const std::string type = lower(column_type);
+  const bool is_unsigned = type.find("unsigned") != std::string::npos;
+  for (const auto& t : kIntegerTypes) {
+    if (!type.starts_with(t.name)) continue;
+    // The name ends there: "int" must not take "integer" or "interval".
+    const auto after = type.substr(t.name.size());
+    if (!after.empty() && after.front() != '(' && after.front() != ' ') continue;
+    return is_unsigned ? t.unsigned_max : t.signed_max;
+  }
+  return std::nullopt;
+}
+
+ImportPlan plan_import(const SourceSnapshot& source, std::uint64_t margin) {
+  ImportPlan plan;
+  const Grid grid = server_grid(source.auto_increment_increment, source.auto_increment_offset);
+  auto valid_name = [&plan](const std::string& name) {
+    if (auto problem = validate_name(name); !problem.empty()) {
+      plan.skipped.push_back({name, "not a valid ticketd sequence name: " + problem});
+      return false;
+    }
+    return true;
+  };
+  for (const auto& t : source.tables) {
+    if (!t.auto_increment) {
+      plan.skipped.push_back({t.name, "AUTO_INCREMENT is NULL (no auto-increment column)"});
+      continue;
+    }
+    if (!valid_name(t.name)) continue;
+    const auto type_max = column_type_max(t.column_type);
+    std::string note;
+    if (!type_max && !t.column_type.empty()) {
+      note = "column type '" + t.column_type + "' is not an integer type; max_value " +
+             std::to_string(kDefaultMaxValue);
+    }
+    plan_one(plan, t.name, SourceKind::kAutoIncrement,
+             std::max<std::uint64_t>(*t.auto_increment, 1), margin, grid,
+             type_max.value_or(kDefaultMaxValue), std::move(note));
+  }
+  for (const auto& s : source.sequences) {
+    if (s.increment < 0) {
+      plan.skipped.push_back({s.name, "descending (INCREMENT BY " + std::to_string(s.increment) +
+                                          "): ticketd sequences only count up"});
+      continue;
+    }
+    if (static_cast<std::uint64_t>(s.increment) > kMaxIncrement) {
+      plan.skipped.push_back({s.name, "INCREMENT BY " + std::to_string(s.increment) +
+                                          " is above ticketd's limit " +
+                                          std::to_string(kMaxIncrement)});
+      continue;
+    }
+    if (s.maximum_value < 1) {
+      plan.skipped.push_back(
+          {s.name, "MAXVALUE " + std::to_string(s.maximum_value) + " leaves no positive value"});
+      continue;
+    }
+    if (!valid_name(s.name)) continue;
+    Grid g = grid;
+    if (s.increment > 0) {
+      const auto inc = s.increment;
+      const auto residue = ((s.start_value % inc) + inc) % inc;  // start_value may be negative
+      g = Grid{static_cast<std::uint64_t>(inc),
+               static_cast<std::uint64_t>(residue == 0 ? inc : residue)};
+    }
+    plan_one(plan, s.name, SourceKind::kSequence,
+             static_cast<std::uint64_t>(std::max<std::int64_t>(s.next_not_cached_value, 1)), margin,
+             g, static_cast<std::uint64_t>(s.maximum_value),
+             s.cycle ? "the old sequence CYCLEs; ticketd never wraps (it stops at max_value)" : "");
+  }
+  for (const auto& name : source.missing) {
+    plan.skipped.push_back({name, "no such table or sequence in the database"});
+  }
+  return plan;
+}
+
+std::string_view action_name(ImportAction action) {
+  switch (action) {
+    case ImportAction::kCreate:
+      return "created";
+    case ImportAction::kAdvance:
+      return "advanced";
+    case ImportAction::kUnchanged:
+      return "unchanged";
+    case ImportAction::kRefuse:
+      return "refused";
+  }
+  return "?";
+}
+
+ImportDecision decide(const PlannedSequence& planned,
+                      const std::optional<ExistingSequence>& existing) {
+  if (!existing) return {ImportAction::kCreate, {}};
+  if (existing->kind != SequenceKind::kTicket) {
+    return {ImportAction::kRefuse, "ticketd already has a " +
+                                       std::string(kind_name(existing->kind)) +
+                                       " sequence of that name"};
+  }
+  const Grid wanted{planned.spec.increment, planned.spec.offset};
+  if (!(existing->grid == wanted)) {
+    return {ImportAction::kRefuse,
+            "ticketd's sequence is on increment/offset " +
+                std::to_string(existing->grid.increment) + "/" +
+                std::to_string(existing->grid.offset) + ", the old server's on " +
+                std::to_string(wanted.increment) + "/" + std::to_string(wanted.offset) +
+                "; not re-gridding it (drop it, or import into a fresh data dir)"};
+  }
+  if (existing->exhausted || existing->next_value >= planned.spec.start) {
+    return {ImportAction::kUnchanged, {}};
+  }
+  return {ImportAction::kAdvance, {}};
+}
+
+}  // namespace ticketd::migrate
