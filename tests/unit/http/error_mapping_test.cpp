@@ -56,6 +56,7 @@ const Case kCases[] = {
     {HttpErrc::kNotBuiltYet, status::unprocessable_entity, "not_built_yet"},
     {HttpErrc::kHeaderTooLarge, status::request_header_fields_too_large, "header_too_large"},
     {HttpErrc::kNotReady, status::service_unavailable, "not_ready"},
+    {HttpErrc::kNotConfigured, status::not_implemented, "not_configured"},
 };
 
 TEST(HttpErrorMapping, EachErrorMapsToItsStatusAndCode) {
