@@ -48,6 +48,7 @@ std::optional<IssueRateHistory> decode_rate_history(std::string_view text) {
   if (!peaks) return std::nullopt;
   IssueRateHistory h;
   if (*peaks == "-") return h;
+  if (peaks->ends_with(',')) return std::nullopt;
   std::string_view rest = *peaks;
   while (!rest.empty()) {
     const auto comma = rest.find(',');

@@ -109,6 +109,27 @@ TEST(ConfigLoader, MySqlReadTimeoutAndMemoryBudgets) {
                {"t.yaml:2: mysql.connection_memory_limit: must be"});
 }
 
+TEST(ConfigLoader, BackupDirAndLeaseRetention) {
+  auto defaults = load("data_dir: ./data\n");
+  ASSERT_TRUE(defaults.config);
+  EXPECT_TRUE(defaults.config->backup.dir.empty());
+  EXPECT_EQ(defaults.config->http.lease_retention, std::chrono::hours(24 * 30));
+  EXPECT_EQ(defaults.config->http.lease_retention_count, 0u);
+  auto days = load("backup:\n  dir: /srv/backups\nhttp:\n  lease_retention: 7d\n");
+  ASSERT_TRUE(days.config) << (days.errors.empty() ? "" : days.errors[0]);
+  EXPECT_EQ(days.config->backup.dir, "/srv/backups");
+  EXPECT_EQ(days.config->http.lease_retention, std::chrono::hours(24 * 7));
+  auto count = load("http:\n  lease_retention: 100000\n");
+  ASSERT_TRUE(count.config);
+  EXPECT_EQ(count.config->http.lease_retention_count, 100000u);
+  for (const char* bad : {"0", "0d", "-3d", "7 days", "d", "36501d"}) {
+    expect_error(std::string("http:\n  lease_retention: ") + bad + "\n",
+                 {"t.yaml:2: http.lease_retention: expected a number of days"});
+  }
+  expect_error("backup:\n  dir: \"\"\n", {"backup.dir: must not be empty"});
+  expect_error("backup:\n  path: /x\n", {"backup.path"});
+}
+
 TEST(ConfigLoader, ReportsEveryErrorAtOnce) {
   auto r = load("bogus: 1\nmysql:\n  listen: x\nsequences:\n  - { name: A, offset: 9 }\n");
   ASSERT_FALSE(r.config);

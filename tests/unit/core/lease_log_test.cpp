@@ -195,5 +195,53 @@ TEST(LeaseLog, OnlyTicketSequencesLeaseBlocks) {
   EXPECT_TRUE(e.store.scan(kLeasePrefix)->empty());
 }
 
+TEST(LeaseLog, PrunesLeasesPastTheirAgeOldestFirstInBoundedBatches) {
+  Leases e;
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(e.lease(3));
+  e.clock.advance(31LL * 86'400'000);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(e.lease(3));
+  const LeaseRetention thirty_days{};
+  // Two per call: the batch bounds each sweep.
+  auto pruned = e.log.prune(thirty_days, 2);
+  ASSERT_TRUE(pruned);
+  EXPECT_EQ(*pruned, 2u);
+  EXPECT_EQ(*e.log.prune(thirty_days, 100), 3u);
+  EXPECT_EQ(*e.log.prune(thirty_days, 100), 0u);
+  auto left = e.log.recent_now("S", 100);
+  ASSERT_TRUE(left);
+  ASSERT_EQ(left->size(), 2u);
+  for (const auto& l : *left) EXPECT_EQ(l.granted_at_ms, e.clock.now_unix_ms());
+}
+
+TEST(LeaseLog, ALeaseYoungerThanTheRetentionIsNeverPruned) {
+  Leases e;
+  ASSERT_TRUE(e.lease(3));
+  e.clock.advance(30LL * 86'400'000 - 1);
+  EXPECT_EQ(*e.log.prune(LeaseRetention{}, 100), 0u);
+  e.clock.advance(1);
+  EXPECT_EQ(*e.log.prune(LeaseRetention{}, 100), 0u);  // exactly 30 days old: kept
+  e.clock.advance(1);
+  EXPECT_EQ(*e.log.prune(LeaseRetention{}, 100), 1u);
+}
+
+TEST(LeaseLog, PrunesByCountKeepingTheNewest) {
+  Leases e;
+  std::vector<Lease> taken;
+  for (int i = 0; i < 8; ++i) {
+    auto l = e.lease(2);
+    ASSERT_TRUE(l);
+    taken.push_back(*l);
+  }
+  const LeaseRetention keep3{.max_age_ms = 0, .keep_count = 3};
+  EXPECT_EQ(*e.log.prune(keep3, 2), 2u);
+  EXPECT_EQ(*e.log.prune(keep3, 100), 3u);
+  EXPECT_EQ(*e.log.prune(keep3, 100), 0u);
+  auto left = e.log.recent_now("S", 100);
+  ASSERT_TRUE(left);
+  ASSERT_EQ(left->size(), 3u);
+  EXPECT_EQ((*left)[0], taken[7]);
+  EXPECT_EQ((*left)[2], taken[5]);
+}
+
 }  // namespace
 }  // namespace ticketd

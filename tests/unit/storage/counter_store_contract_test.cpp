@@ -8,6 +8,7 @@
 
 #include "server/core/group_committer.h"
 #include "server/core/ticket_service.h"
+#include "storage/backup_marker.h"
 #include "storage/memory_counter_store.h"
 #include "storage/rocksdb_counter_store.h"
 
@@ -107,6 +108,27 @@ TEST_P(CounterStoreContract, ScanLastReadsTheTailBackwardsWithinThePrefix) {
   EXPECT_TRUE(zero->empty());
 }
 
+TEST_P(CounterStoreContract, ScanFirstReadsTheHeadForwardsWithinThePrefix) {
+  auto& s = factory_->open();
+  std::vector<Mutation> m{{"lease/a/01", "1"},  {"lease/a/02", "2"}, {"lease/a/03", "3"},
+                          {"lease/ab/09", "x"}, {"lease/b/01", "y"}, {"lease/a", "z"}};
+  ASSERT_TRUE(s.commit(m));
+  auto first2 = s.scan_first("lease/a/", 2);
+  ASSERT_TRUE(first2);
+  ASSERT_EQ(first2->size(), 2u);
+  EXPECT_EQ((*first2)[0].first, "lease/a/01");
+  EXPECT_EQ((*first2)[1].first, "lease/a/02");
+  auto all = s.scan_first("lease/a/", 100);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->size(), 3u);
+  auto none = s.scan_first("lease/c/", 5);
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+  auto zero = s.scan_first("lease/a/", 0);
+  ASSERT_TRUE(zero);
+  EXPECT_TRUE(zero->empty());
+}
+
 TEST_P(CounterStoreContract, StateSurvivesReopen) {
   {
     auto& s = factory_->open();
@@ -157,6 +179,99 @@ TEST(RocksDbCounterStore, SecondOpenOfADirectoryIsRefusedAsLocked) {
     ASSERT_FALSE(second);
     EXPECT_EQ(second.error().code, StorageErrc::kLocked) << second.error().message;
   }
+  std::filesystem::remove_all(dir);
+}
+
+std::filesystem::path temp_dir(const char* what) {
+  std::random_device rd;
+  return std::filesystem::temp_directory_path() /
+         (std::string("ticketd-") + what + "-" + std::to_string(rd()));
+}
+
+TEST(RocksDbCounterStore, ACheckpointHoldsEveryCommitBeforeItAndNoneAfter) {
+  const auto dir = temp_dir("cp-src");
+  const auto copy = temp_dir("cp-dst");
+  {
+    auto store = RocksDbCounterStore::open(dir.string());
+    ASSERT_TRUE(store);
+    std::vector<Mutation> before{{"seq/a", "1"}, {"seq/b", "2"}};
+    ASSERT_TRUE((*store)->commit(before));
+    auto position = (*store)->checkpoint(copy.string());
+    ASSERT_TRUE(position) << position.error().message;
+    EXPECT_GE(*position, 2u);
+    std::vector<Mutation> after{{"seq/c", "3"}, {"seq/a", "9"}};
+    ASSERT_TRUE((*store)->commit(after));
+    // The live store keeps serving: it sees the later commit.
+    auto live = (*store)->get("seq/a");
+    ASSERT_TRUE(live && *live);
+    EXPECT_EQ(**live, "9");
+    // A second checkpoint into an existing directory is refused.
+    EXPECT_FALSE((*store)->checkpoint(copy.string()));
+  }
+  const auto files_before = std::distance(std::filesystem::directory_iterator(copy),
+                                          std::filesystem::directory_iterator());
+  {
+    auto read = RocksDbCounterStore::open_read_only(copy.string());
+    ASSERT_TRUE(read) << read.error().message;
+    auto all = (*read)->scan("seq/");
+    ASSERT_TRUE(all);
+    ASSERT_EQ(all->size(), 2u);
+    EXPECT_EQ((*all)[0], (std::pair<std::string, std::string>{"seq/a", "1"}));
+    EXPECT_EQ((*all)[1], (std::pair<std::string, std::string>{"seq/b", "2"}));
+    auto first = (*read)->scan_first("seq/", 1);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->size(), 1u);
+    std::vector<Mutation> write{{"seq/z", "1"}};
+    auto refused = (*read)->commit(write);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, StorageErrc::kClosed);
+  }
+  // Reading the copy wrote nothing into it.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(copy),
+                          std::filesystem::directory_iterator()),
+            files_before);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(copy);
+}
+
+TEST(RocksDbCounterStore, ADirectoryHoldingABackupManifestIsRefusedNamingRestore) {
+  const auto dir = temp_dir("backup");
+  const auto copy = temp_dir("backup-copy");
+  {
+    auto store = RocksDbCounterStore::open(dir.string());
+    ASSERT_TRUE(store);
+    std::vector<Mutation> m{{"seq/a", "1"}};
+    ASSERT_TRUE((*store)->commit(m));
+    ASSERT_TRUE((*store)->checkpoint(copy.string()));
+  }
+  std::FILE* f = std::fopen((copy / std::string(kBackupManifestFile)).c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("{}", f);
+  std::fclose(f);
+  auto refused = RocksDbCounterStore::open(copy.string());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, StorageErrc::kCorruption);
+  EXPECT_NE(refused.error().message.find("ticketd restore"), std::string::npos)
+      << refused.error().message;
+  // Nothing was created in it: no durable mark, no new log.
+  EXPECT_FALSE(std::filesystem::exists(copy / DurableMark::kFileName));
+  // Without the manifest the same files open as a store (what `ticketd restore` relies on).
+  std::filesystem::remove(copy / std::string(kBackupManifestFile));
+  auto opened = RocksDbCounterStore::open(copy.string());
+  ASSERT_TRUE(opened) << opened.error().message;
+  auto v = (*opened)->get("seq/a");
+  ASSERT_TRUE(v && *v);
+  EXPECT_EQ(**v, "1");
+  opened->reset();
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(copy);
+}
+
+TEST(RocksDbCounterStore, OpeningADirectoryWithoutAStoreReadOnlyIsRefused) {
+  const auto dir = temp_dir("empty");
+  std::filesystem::create_directories(dir);
+  auto r = RocksDbCounterStore::open_read_only(dir.string());
+  EXPECT_FALSE(r);
   std::filesystem::remove_all(dir);
 }
 

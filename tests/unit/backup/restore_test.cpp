@@ -1,0 +1,196 @@
+#include "server/backup/restore.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "server/core/gapless_sequence.h"
+#include "server/core/sequence_record.h"
+#include "server/core/ticket_errc.h"
+#include "storage/memory_counter_store.h"
+
+namespace ticketd::backup {
+namespace {
+
+constexpr std::int64_t kTaken = 1796236800000;
+
+struct Fixture {
+  // T: increment 1, cache 1000, ceiling 5000, peak 6000/min (100/s). Odd: increment 2 offset 1.
+  Fixture() {
+    std::vector<Mutation> m{
+        {sequence_key("T"), encode_record({SequenceSpec{.name = "T", .cache = 1000}, 5000})},
+        {sequence_key("Odd"),
+         encode_record(
+             {SequenceSpec{
+                  .name = "Odd", .increment = 2, .offset = 1, .max_value = 100001, .cache = 10},
+              999})},
+        {"gapless/G/f", encode_frontier(GaplessFrontier{11, 1, 1})},
+        {"gapless/G/c/00000000000000000012", "x"},
+        {"gapless/G/r/00000000000000000013", "id=13-0000000000000001 expires_at_ms=1 holder=h"},
+        {"gapless/G/v/00000000000000000011", "reason=void"},
+    };
+    EXPECT_TRUE(store.commit(m));
+    auto described = describe_store(store, kTaken);
+    EXPECT_TRUE(described);
+    manifest = *described;
+    manifest.taken_at_ms = kTaken;
+    for (auto& s : manifest.sequences) {
+      if (s.name == "T") s.peak_per_minute = 6000;
+    }
+  }
+  DetailedResult<RestorePlan> plan(RestoreOptions o) {
+    if (o.now_ms == 0) o.now_ms = kTaken + 60'000;  // a minute after the backup
+    return plan_restore(manifest, store, o);
+  }
+  std::uint64_t ceiling_after(const RestorePlan& p, std::string_view name) {
+    for (const auto& m : p.mutations) {
+      if (m.key == sequence_key(name)) return decode_record(name, *m.value)->ceiling;
+    }
+    ADD_FAILURE() << "no write for " << name;
+    return 0;
+  }
+  MemoryCounterStore store;
+  BackupManifest manifest;
+};
+
+RestoreOptions with_gapless(std::uint64_t last) {
+  RestoreOptions o;
+  o.gapless_last_used["G"] = last;
+  return o;
+}
+
+TEST(RestorePlan, AutoSkipsTwicePeakRateTimesAgeOrTwiceTheCache) {
+  Fixture f;
+  auto p = f.plan(with_gapless(12));
+  ASSERT_TRUE(p) << p.error().message;
+  // 2 x 100/s x 60 s = 12000 values past the ceiling.
+  EXPECT_EQ(f.ceiling_after(*p, "T"), 5000u + 12000u);
+  // Odd has no rate: 2 x cache 10 = 20 values of step 2, onto the odd grid.
+  EXPECT_EQ(f.ceiling_after(*p, "Odd"), 999u + 40u);
+  // An instant after the backup the cache rule wins: 2 x 1000.
+  RestoreOptions soon = with_gapless(12);
+  soon.now_ms = kTaken + 1;
+  auto q = f.plan(soon);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(f.ceiling_after(*q, "T"), 7000u);
+}
+
+TEST(RestorePlan, AClockBeforeTheBackupNeverShrinksTheSkip) {
+  Fixture f;
+  RestoreOptions o = with_gapless(12);
+  o.now_ms = kTaken - 3'600'000;
+  auto p = f.plan(o);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(f.ceiling_after(*p, "T"), 7000u);
+}
+
+TEST(RestorePlan, AnExplicitSkipIsExactlyThatManyValuesOntoTheGrid) {
+  Fixture f;
+  RestoreOptions o = with_gapless(12);
+  o.skip = SkipAhead{false, 100};
+  o.skip_by_name["Odd"] = 7;
+  auto p = f.plan(o);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(f.ceiling_after(*p, "T"), 5100u);
+  EXPECT_EQ(f.ceiling_after(*p, "Odd"), 999u + 14u);
+  EXPECT_EQ(f.ceiling_after(*p, "Odd") % 2, 1u);
+  // Zero is allowed: the operator says nothing was issued since (a backup of a stopped server).
+  o.skip = SkipAhead{false, 0};
+  auto z = f.plan(o);
+  ASSERT_TRUE(z);
+  EXPECT_EQ(f.ceiling_after(*z, "T"), 5000u);
+}
+
+TEST(RestorePlan, ASkipPastMaxValueExhaustsTheSequenceAndSaysSo) {
+  Fixture f;
+  RestoreOptions o = with_gapless(12);
+  o.skip_by_name["Odd"] = 1'000'000;
+  auto p = f.plan(o);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(f.ceiling_after(*p, "Odd"), 100001u);
+  bool said = false;
+  for (const auto& s : p->steps) {
+    if (s.sequence == "Odd") said = s.detail.find("exhausted") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+}
+
+TEST(RestorePlan, AGaplessSequenceNeedsTheLastNumberUsed) {
+  Fixture f;
+  auto p = f.plan(RestoreOptions{});
+  ASSERT_FALSE(p);
+  EXPECT_EQ(p.error().code, TicketErrc::kInvalidArgument);
+  EXPECT_NE(p.error().message.find("--gapless G=N"), std::string::npos) << p.error().message;
+  EXPECT_NE(p.error().message.find("up to 12 committed"), std::string::npos) << p.error().message;
+}
+
+TEST(RestorePlan, AStatedNumberBelowWhatTheBackupCommittedIsRefused) {
+  Fixture f;
+  for (std::uint64_t last : {0u, 10u, 11u}) {
+    auto p = f.plan(with_gapless(last));
+    ASSERT_FALSE(p) << last;
+    EXPECT_NE(p.error().message.find("issue them again"), std::string::npos) << p.error().message;
+  }
+}
+
+TEST(RestorePlan, AGaplessSequenceContinuesAtExactlyTheNextNumber) {
+  Fixture f;
+  auto p = f.plan(with_gapless(40));
+  ASSERT_TRUE(p) << p.error().message;
+  // The copy after the plan: frontier 41, the c/ and r/ keys gone, the void kept.
+  ASSERT_TRUE(f.store.commit(p->mutations));
+  auto g = f.store.scan("gapless/G/");
+  ASSERT_TRUE(g);
+  ASSERT_EQ(g->size(), 2u);
+  EXPECT_EQ((*g)[0].first, "gapless/G/f");
+  EXPECT_EQ(decode_frontier((*g)[0].second), (GaplessFrontier{41, 1, 1}));
+  EXPECT_EQ((*g)[1].first, "gapless/G/v/00000000000000000011");
+  EXPECT_TRUE(verify_gapless_records(*g).empty());
+}
+
+TEST(RestorePlan, ANumberOffTheGridIsRefused) {
+  MemoryCounterStore store;
+  std::vector<Mutation> m{{"gapless/G/f", encode_frontier(GaplessFrontier{21, 1, 10})}};
+  ASSERT_TRUE(store.commit(m));
+  auto manifest = describe_store(store, kTaken);
+  ASSERT_TRUE(manifest);
+  RestoreOptions o;
+  o.now_ms = kTaken;
+  o.gapless_last_used["G"] = 25;
+  auto p = plan_restore(*manifest, store, o);
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("not a number of the sequence"), std::string::npos);
+  o.gapless_last_used["G"] = 31;
+  auto q = plan_restore(*manifest, store, o);
+  ASSERT_TRUE(q) << q.error().message;
+  ASSERT_TRUE(store.commit(q->mutations));
+  EXPECT_EQ(decode_frontier(**store.get("gapless/G/f")), (GaplessFrontier{41, 1, 10}));
+}
+
+TEST(RestorePlan, NamesTheBackupDoesNotHoldAreRefusedAllAtOnce) {
+  Fixture f;
+  RestoreOptions o = with_gapless(12);
+  o.skip_by_name["Nope"] = 1;
+  o.gapless_last_used["T"] = 3;  // a ticket sequence, not gapless
+  auto p = f.plan(o);
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("--skip-ahead Nope"), std::string::npos);
+  EXPECT_NE(p.error().message.find("--gapless T"), std::string::npos);
+}
+
+TEST(RestorePlan, ATombstoneIsRaisedSoAReCreatedNameStartsAboveIt) {
+  MemoryCounterStore store;
+  std::vector<Mutation> m{{tombstone_key("Gone"), encode_tombstone(300)}};
+  ASSERT_TRUE(store.commit(m));
+  auto manifest = describe_store(store, kTaken);
+  ASSERT_TRUE(manifest);
+  RestoreOptions o;
+  o.now_ms = kTaken;
+  auto p = plan_restore(*manifest, store, o);
+  ASSERT_TRUE(p);
+  ASSERT_TRUE(store.commit(p->mutations));
+  EXPECT_EQ(decode_tombstone(**store.get(tombstone_key("Gone"))), 300u + 2000u);
+}
+
+}  // namespace
+}  // namespace ticketd::backup
