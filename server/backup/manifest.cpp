@@ -144,7 +144,7 @@ std::string encode_manifest(const BackupManifest& m, std::string_view path) {
   json::array sequences;
   for (const auto& s : m.sequences) sequences.push_back(sequence_json(s));
   o["sequences"] = std::move(sequences);
-  o["worker_leases"] = m.worker_leases;
+  o["worker_records"] = m.worker_records;
   std::string out;
   pretty(json::value(std::move(o)), out, 0);
   out += '\n';
@@ -176,7 +176,7 @@ DetailedResult<BackupManifest> decode_manifest(std::string_view text) {
   if (const auto* on = o.if_contains("online"); on != nullptr && on->is_bool()) {
     m.online = on->as_bool();
   }
-  m.worker_leases = read_u64(o, "worker_leases").value_or(0);
+  m.worker_records = read_u64(o, "worker_records").value_or(0);
   const auto* sequences = o.if_contains("sequences");
   if (sequences == nullptr || !sequences->is_array()) return bad("no sequences array");
   for (const auto& item : sequences->as_array()) {
@@ -311,7 +311,7 @@ DetailedResult<BackupManifest> describe_store(CounterStore& store, std::int64_t 
   if (!workers) return workers.error();
 
   BackupManifest m;
-  m.worker_leases = workers->size();
+  m.worker_records = workers->size();
   for (auto& [_, s] : by_name) m.sequences.push_back(std::move(s));
   return m;
 }

@@ -44,7 +44,7 @@ struct BackupManifest {
   std::string source;  // the data directory it was taken from
   bool online = false;
   std::vector<BackedUpSequence> sequences;  // by name; tombstones among them
-  std::size_t worker_leases = 0;            // worker-pool lease records, restored as they are
+  std::size_t worker_records = 0;  // worker-pool leases and marks ("worker/"), restored as they are
   friend bool operator==(const BackupManifest&, const BackupManifest&) = default;
 };
 

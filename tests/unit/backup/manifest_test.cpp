@@ -74,7 +74,7 @@ TEST(BackupManifest, DescribesEveryKindTheStoreHolds) {
   EXPECT_EQ(g->reserved, 1u);
   EXPECT_EQ(find(*m, "S")->kind, SequenceKind::kSnowflake);
   EXPECT_EQ(find(*m, "U")->kind, SequenceKind::kUuidV7);
-  EXPECT_EQ(m->worker_leases, 1u);
+  EXPECT_EQ(m->worker_records, 1u);
 }
 
 TEST(BackupManifest, AServedSequenceWithNothingStoredIsListedWithItsGrid) {
