@@ -28,6 +28,7 @@ struct ListenAddress {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
   [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const ListenAddress&, const ListenAddress&) = default;
 };
 
 /// A user's secret is given one of two ways (never logged either way): `password` in clear, or
@@ -39,6 +40,7 @@ struct MySqlUser {
   std::string password;       // empty when password_hash is given
   std::string password_hash;  // empty when password is given; the form was checked
   AuthPlugin plugin = AuthPlugin::kNativePassword;  // given, implied by the hash, or the default
+  friend bool operator==(const MySqlUser&, const MySqlUser&) = default;
 };
 
 /// `tls:` of a front end: the server's certificate chain and key (PEM), and optionally the CAs
@@ -48,6 +50,7 @@ struct TlsConfig {
   std::string key_file;
   std::string ca_file;               // empty: client certificates are not asked for
   bool require_client_cert = false;  // needs ca_file
+  friend bool operator==(const TlsConfig&, const TlsConfig&) = default;
 };
 
 struct MySqlConfig {
@@ -64,6 +67,7 @@ struct MySqlConfig {
   std::chrono::seconds net_read_timeout{30};  // limit for the rest of a packet once it has begun
   std::uint64_t connection_memory_limit = 64ULL * 1024 * 1024;
   std::uint64_t global_connection_memory_limit = 1024ULL * 1024 * 1024;
+  friend bool operator==(const MySqlConfig&, const MySqlConfig&) = default;
 };
 
 struct HttpConfig {
@@ -81,12 +85,14 @@ struct HttpConfig {
   /// (`lease_retention: 100000`): older ones are pruned in the background.
   std::chrono::hours lease_retention{24 * 30};
   std::uint64_t lease_retention_count = 0;  // set: keep this many per sequence instead
+  friend bool operator==(const HttpConfig&, const HttpConfig&) = default;
 };
 
 struct Defaults {
   std::uint64_t auto_increment_increment = 1;
   std::uint64_t auto_increment_offset = 1;
   std::uint64_t cache = 1000;
+  friend bool operator==(const Defaults&, const Defaults&) = default;
 };
 
 struct SequenceConfig {
@@ -103,6 +109,7 @@ struct SequenceConfig {
   std::chrono::milliseconds max_reservation_ttl{3600000};
   std::chrono::milliseconds strict_wait{5000};
   int line = 0;  // where it was defined, for messages
+  friend bool operator==(const SequenceConfig&, const SequenceConfig&) = default;
 };
 
 /// The `snowflake:` section: the bit layout and worker identity of `kind: snowflake` sequences.
@@ -124,6 +131,7 @@ struct SnowflakeConfig {
   ClockPolicy clock_policy = ClockPolicy::kWait;
   std::chrono::milliseconds max_backward{5};
   int line = 0;
+  friend bool operator==(const SnowflakeConfig&, const SnowflakeConfig&) = default;
 };
 
 /// One `worker_pools:` entry: worker IDs 0..size-1 leased to services that run their own
@@ -135,6 +143,7 @@ struct WorkerPoolConfig {
   std::chrono::seconds max_ttl{300};
   std::chrono::seconds default_ttl{10};
   int line = 0;
+  friend bool operator==(const WorkerPoolConfig&, const WorkerPoolConfig&) = default;
 };
 
 /// The `storage:` section. `rocksdb` (the default) keeps data in data_dir; `etcd` keeps it in an
@@ -145,16 +154,19 @@ struct StorageConfig {
   std::string prefix = "/ticketd/";    // etcd: one group of ticketd instances per prefix
   std::chrono::seconds leader_ttl{5};  // etcd: the leader lease's TTL
   int line = 0;
+  friend bool operator==(const StorageConfig&, const StorageConfig&) = default;
 };
 
 /// The `backup:` section. `dir` is where POST /v1/admin/backup writes backups (one directory
 /// each); empty: online backups are off.
 struct BackupConfig {
   std::string dir;
+  friend bool operator==(const BackupConfig&, const BackupConfig&) = default;
 };
 
 struct SecurityConfig {
   bool strict_config_permissions = false;  // refuse (not just warn) a readable file with secrets
+  friend bool operator==(const SecurityConfig&, const SecurityConfig&) = default;
 };
 
 struct Config {
@@ -170,6 +182,7 @@ struct Config {
   BackupConfig backup;
   std::vector<SequenceConfig> sequences;
   std::vector<WorkerPoolConfig> worker_pools;
+  friend bool operator==(const Config&, const Config&) = default;
 };
 
 /// Parses "YYYY-MM-DDTHH:MM:SS[.mmm]Z" to Unix milliseconds (snowflake.epoch).

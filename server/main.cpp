@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "server/app/backup_commands.h"
 #include "server/app/config_mapping.h"
+#include "server/app/config_source.h"
 #include "server/app/daemon.h"
 #include "server/app/fd_limit.h"
 #include "server/app/secrets.h"
@@ -116,47 +117,14 @@ int main(int argc, char** argv) {
   }
   if (config_path.empty()) return usage_error("--config FILE is required");
 
-  auto loaded = config::load_file(config_path, validate_name);
-  std::vector<std::string> errors = loaded.errors;
-  config::Config cfg;
-  if (loaded.config) cfg = std::move(*loaded.config);
-  if (!data_dir.empty()) cfg.data_dir = data_dir;
-  auto override_listen = [&](const std::string& text, const char* flag,
-                             config::ListenAddress& out) {
-    if (text.empty()) return;
-    if (auto a = config::parse_listen(text)) {
-      out = *a;
-    } else {
-      errors.push_back(std::string(flag) + ": expected HOST:PORT, got '" + text + "'");
-    }
-  };
-  override_listen(mysql_listen, "--mysql-listen", cfg.mysql.listen);
-  override_listen(http_listen, "--http-listen", cfg.http.listen);
-  if (loaded.config) {
-    for (auto& p : config::check_exposure(cfg)) errors.push_back("refusing to start: " + p);
-    for (auto& p : exposed_default_hashes(cfg)) errors.push_back("refusing to start: " + p);
-    if (!cfg.backup.dir.empty()) {
-      // A checkpoint inside the data dir would be copied into every later backup of it.
-      namespace fs = std::filesystem;
-      const auto data = fs::weakly_canonical(fs::absolute(cfg.data_dir)).string() + "/";
-      const auto backups = fs::weakly_canonical(fs::absolute(cfg.backup.dir)).string() + "/";
-      if (backups.starts_with(data)) {
-        errors.push_back("backup.dir '" + cfg.backup.dir + "' must be outside data_dir '" +
-                         cfg.data_dir + "'");
-      }
-    }
-    if (auto p = config_permission_problem(config_path, cfg)) {
-      if (cfg.security.strict_config_permissions) {
-        errors.push_back("refusing to start (security.strict_config_permissions): " + *p);
-      } else {
-        log::warn(*p);
-      }
-    }
-  }
-  if (!errors.empty()) {
-    for (const auto& e : errors) std::fprintf(stderr, "ticketd: %s\n", e.c_str());
+  const ConfigSource source{config_path, data_dir, mysql_listen, http_listen};
+  ReadConfig read = read_config(source);
+  for (const auto& w : read.warnings) log::warn(w);
+  if (!read.config) {
+    for (const auto& e : read.errors) std::fprintf(stderr, "ticketd: %s\n", e.c_str());
     return 2;
   }
+  config::Config cfg = std::move(*read.config);
   // Every connection costs a descriptor: the caps must fit under the limit, or a flood on one
   // front end (accept failing with EMFILE) would lock clients out of the other.
   const FdLimit fds = raise_fd_limit();
@@ -170,7 +138,7 @@ int main(int argc, char** argv) {
 
   if (fds.raised) log::info("open-file limit raised to " + std::to_string(fds.soft));
   try {
-    const int rc = Daemon(std::move(cfg)).run();
+    const int rc = Daemon(std::move(cfg), source).run();
     if (rc == Daemon::kExitRestartAsFollower) {
       // Same binary, same arguments: a clean follower (every cache and in-memory ceiling of the
       // deposed leader is gone with the old image).

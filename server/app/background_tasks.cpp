@@ -57,19 +57,22 @@ void prune_leases(LeaseLog& leases, const LeaseRetention& retention) {
   if (total != 0) log::info("lease retention: pruned " + std::to_string(total) + " lease records");
 }
 
-// Once a minute: closes an issue-rate window (peaks kept for backups) and prunes lease
-// records. The first pruning runs a second after start.
+// Every 10 s closes an issue-rate window (peaks kept for backups: a short window scaled to a
+// minute only overstates a burst, the safe side for a restore's skip); once a minute prunes
+// lease records, the first time a second after start.
 asio::awaitable<void> maintain(asio::io_context& ioc, Engine& engine, LeaseLog& leases,
                                LeaseRetention retention) {
   asio::steady_timer timer(ioc);
   timer.expires_after(std::chrono::seconds(1));
-  for (bool first = true;; first = false) {
+  for (unsigned round = 0;; ++round) {
     auto [ec] = co_await timer.async_wait(net::use_nothrow);
     if (ec) co_return;
-    if (!first) engine.rates().sample();
-    engine.store_reads().after(std::chrono::milliseconds(0),
-                               [&leases, retention] { prune_leases(leases, retention); });
-    timer.expires_after(std::chrono::seconds(first ? 59 : 60));
+    if (round != 0) engine.rates().sample();
+    if (round % 6 == 0) {
+      engine.store_reads().after(std::chrono::milliseconds(0),
+                                 [&leases, retention] { prune_leases(leases, retention); });
+    }
+    timer.expires_after(std::chrono::seconds(round == 0 ? 9 : 10));
   }
 }
 

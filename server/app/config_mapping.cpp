@@ -65,4 +65,34 @@ ClockPolicy to_core(config::ClockPolicy policy) {
   return ClockPolicy::kWait;
 }
 
+SequenceSpec to_spec(const config::SequenceConfig& s) {
+  SequenceSpec spec;
+  spec.name = s.name;
+  spec.kind = to_core(s.kind);
+  spec.start = s.start;
+  spec.increment = s.increment;
+  spec.offset = s.offset;
+  spec.max_value = s.max_value == 0 ? kDefaultMaxValue : s.max_value;
+  spec.cache = s.cache;
+  return spec;
+}
+
+GaplessOptions gapless_options(const config::SequenceConfig& s) {
+  GaplessOptions o;
+  o.order = to_core(s.order);
+  o.reservation_ttl_ms = s.reservation_ttl.count();
+  o.max_reservation_ttl_ms = s.max_reservation_ttl.count();
+  o.strict_wait_ms = s.strict_wait.count();
+  return o;
+}
+
+WorkerPoolSpec to_spec(const config::WorkerPoolConfig& p) {
+  using std::chrono::milliseconds;
+  return WorkerPoolSpec{.name = p.name,
+                        .size = p.size,
+                        .min_ttl_ms = milliseconds(p.min_ttl).count(),
+                        .max_ttl_ms = milliseconds(p.max_ttl).count(),
+                        .default_ttl_ms = milliseconds(p.default_ttl).count()};
+}
+
 }  // namespace ticketd

@@ -8,6 +8,7 @@
 #include "server/core/sequence_spec.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/snowflake_layout.h"
+#include "server/core/worker_pool_service.h"
 
 namespace ticketd {
 
@@ -16,5 +17,11 @@ namespace ticketd {
 [[nodiscard]] GaplessOrder to_core(config::GaplessOrder order);
 [[nodiscard]] SnowflakeFieldOrder to_core(config::SnowflakeFieldOrder order);
 [[nodiscard]] ClockPolicy to_core(config::ClockPolicy policy);
+/// A `sequences:` entry as the engine's spec (max_value 0 becomes the engine default).
+[[nodiscard]] SequenceSpec to_spec(const config::SequenceConfig& sequence);
+/// A `worker_pools:` entry as the engine's spec.
+[[nodiscard]] WorkerPoolSpec to_spec(const config::WorkerPoolConfig& pool);
+/// A gapless `sequences:` entry's options.
+[[nodiscard]] GaplessOptions gapless_options(const config::SequenceConfig& sequence);
 
 }  // namespace ticketd

@@ -15,6 +15,7 @@
 #include "server/app/election.h"
 #include "server/app/engine.h"
 #include "server/app/front_ends.h"
+#include "server/app/reload.h"
 #include "server/base/log.h"
 
 namespace ticketd {
@@ -61,11 +62,36 @@ int Daemon::run() {
   if (!listeners) return failed(listeners.error());
   listeners->start();
 
+  // SIGHUP and POST /v1/admin/reload re-read the config file (off the I/O threads).
+  Reloader reloader(source_, config_, engine, front_ends);
+  front_ends.http_deps.reload = [&reloader](Reloader::Done done) {
+    reloader.reload_async(std::move(done));
+  };
+  asio::signal_set hangups(ioc, SIGHUP);
+  std::function<void()> await_hangup = [&] {
+    hangups.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      log::info("signal 1 (SIGHUP): reloading " + source_.path);
+      reloader.reload_async([](DetailedResult<std::vector<std::string>> r) {
+        if (!r) {
+          log::error(r.error().message);
+          return;
+        }
+        std::string what;
+        for (const auto& a : *r) what += (what.empty() ? "" : ", ") + a;
+        log::info("reload: applied " + what);
+      });
+      await_hangup();
+    });
+  };
+  await_hangup();
+
   auto shut_down = [&] { begin_shutdown(pool, *listeners, front_ends); };
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     log::info("signal " + std::to_string(sig) + ": shutting down");
+    hangups.cancel();
     shut_down();
   });
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "config/config.h"
+#include "server/app/config_source.h"
 
 namespace ticketd {
 
@@ -10,7 +11,10 @@ namespace ticketd {
 /// SIGINT, then stops accepting, lets in-flight work finish, flushes and returns the exit code.
 class Daemon {
  public:
-  explicit Daemon(config::Config config) : config_(std::move(config)) {}
+  /// `source` is where `config` was read from: a reload (SIGHUP, POST /v1/admin/reload) reads
+  /// it again.
+  Daemon(config::Config config, ConfigSource source)
+      : config_(std::move(config)), source_(std::move(source)) {}
   /// run()'s exit code when this instance lost the leadership (storage.engine etcd): main()
   /// re-executes the binary so it rejoins as a follower with a fresh engine.
   static constexpr int kExitRestartAsFollower = 75;
@@ -19,6 +23,7 @@ class Daemon {
 
  private:
   config::Config config_;
+  ConfigSource source_;
 };
 
 }  // namespace ticketd

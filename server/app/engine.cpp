@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <future>
 #include <string>
 #include <utility>
 
@@ -24,27 +25,6 @@ using std::chrono::milliseconds;
 
 // etcd refuses transactions of more than --max-txn-ops operations (128 by default).
 constexpr std::size_t kEtcdMaxMutationsPerCommit = 100;
-
-SequenceSpec to_spec(const config::SequenceConfig& s) {
-  SequenceSpec spec;
-  spec.name = s.name;
-  spec.kind = to_core(s.kind);
-  spec.start = s.start;
-  spec.increment = s.increment;
-  spec.offset = s.offset;
-  spec.max_value = s.max_value == 0 ? kDefaultMaxValue : s.max_value;
-  spec.cache = s.cache;
-  return spec;
-}
-
-GaplessOptions gapless_options(const config::SequenceConfig& s) {
-  GaplessOptions o;
-  o.order = to_core(s.order);
-  o.reservation_ttl_ms = s.reservation_ttl.count();
-  o.max_reservation_ttl_ms = s.max_reservation_ttl.count();
-  o.strict_wait_ms = s.strict_wait.count();
-  return o;
-}
 
 DetailedResult<std::shared_ptr<SnowflakeGenerator>> open_snowflake(
     const std::string& name, const config::SnowflakeConfig& sf, CounterStore& store,
@@ -282,12 +262,7 @@ StartupResult<void> Engine::open_snowflakes() {
 
 StartupResult<void> Engine::add_worker_pools() {
   for (const auto& p : config_.worker_pools) {
-    const WorkerPoolSpec spec{.name = p.name,
-                              .size = p.size,
-                              .min_ttl_ms = milliseconds(p.min_ttl).count(),
-                              .max_ttl_ms = milliseconds(p.max_ttl).count(),
-                              .default_ttl_ms = milliseconds(p.default_ttl).count()};
-    if (auto r = workers_.add_pool(spec); !r) {
+    if (auto r = workers_.add_pool(to_spec(p)); !r) {
       return StartupError{1, "config worker pool '" + p.name + "': " + r.error().message};
     }
   }
@@ -304,6 +279,12 @@ void Engine::stop() {
   // Revoke the worker-ID lease: the ID is free at once, its mark stays for the next holder.
   if (etcd_worker_.lease) etcd_worker_.lease->stop();
 
+  // The open issue-rate window, so a backup of the stopped server knows the last run's rate.
+  std::promise<DetailedResult<void>> sampled;
+  rates_.sample([&sampled](const DetailedResult<void>& r) { sampled.set_value(r); });
+  if (auto r = sampled.get_future().get(); !r) {
+    log::warn("issue rates: the last window was not written: " + r.error().message);
+  }
   // Everything accepted has been answered or failed; commit what is queued, then close.
   committer_.stop();
   // Sessions still queued in the engine are answered now, while the io_context their

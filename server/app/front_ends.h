@@ -49,7 +49,7 @@ struct FrontEnds {
   // Failed logins and bad tokens, per client address, for both front ends.
   AuthThrottle auth_throttle;
   const mysql::ServerSettings settings;
-  const mysql::LoginPolicy login;
+  Live<mysql::LoginPolicy> login;  // replaced by a reload
   UuidV7Generator uuids;
   std::unique_ptr<ServingGate> gate;
   mysql::QueryExecutor executor;

@@ -114,6 +114,15 @@ DetailedResult<std::shared_ptr<GaplessSequence>> GaplessSequence::open(
   }
   auto seq = std::make_shared<GaplessSequence>(spec, options, committer, clock);
   if (auto r = seq->load(store); !r) return r.error();
+  if (!seq->f_written_) {
+    // A sequence that never issued a number is stored too, so that its existence is durable
+    // state: an offline backup lists it, and a restore asks for its last number used.
+    const Mutation frontier{
+        seq->prefix_ + "f",
+        encode_frontier(GaplessFrontier{seq->first_open_, seq->first_, spec.increment})};
+    if (auto r = store.commit(std::span(&frontier, 1)); !r) return r.error();
+    seq->f_written_ = true;
+  }
   return seq;
 }
 

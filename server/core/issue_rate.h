@@ -43,11 +43,12 @@ struct IssueRateHistory {
 [[nodiscard]] std::string encode_rate_history(const IssueRateHistory& history);
 [[nodiscard]] std::optional<IssueRateHistory> decode_rate_history(std::string_view text);
 
-/// Measures every ticket sequence's issue rate over one-minute windows and keeps the per-day
+/// Measures every ticket sequence's issue rate over short windows and keeps the per-day
 /// peaks in the store with the sequence ("rate/<name>"), so that a backup can say how fast each
 /// counter ever ran. Values counted are those handed out (takes and hi-lo blocks), not forward
-/// moves by SETVAL. The daemon calls sample() once a minute (tests after moving a FakeClock);
-/// a sample whose window is not about a minute long is scaled to one. Changed peaks are written
+/// moves by SETVAL. The daemon calls sample() every 10 s, at each online backup and at
+/// shutdown (tests after moving a FakeClock); a window's count is scaled to values per minute,
+/// so a burst shorter than a minute reads as its own rate (never less). Changed peaks are written
 /// in one commit through the GroupCommitter; a failed write is retried with the next sample.
 /// A history outlives a drop of its sequence (a re-created name keeps its rate).
 /// Thread safety: all members may be called concurrently; load() runs before serving.

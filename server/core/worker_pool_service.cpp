@@ -138,7 +138,7 @@ DetailedResult<void> WorkerPoolService::add_pool(const WorkerPoolSpec& spec) {
   if (auto problem = validate(spec); !problem.empty()) {
     return Error{TicketErrc::kInvalidArgument, "worker pool '" + spec.name + "': " + problem};
   }
-  if (pools_.contains(spec.name)) {
+  if (find(spec.name) != nullptr) {
     return Error{TicketErrc::kAlreadyExists, "worker pool '" + spec.name + "' is defined twice"};
   }
   const std::string prefix = std::string(kWorkerPrefix) + spec.name + "/";
@@ -165,11 +165,15 @@ DetailedResult<void> WorkerPoolService::add_pool(const WorkerPoolSpec& spec) {
   }
   log::info("worker pool '" + spec.name + "': " + std::to_string(spec.size) + " worker IDs, " +
             std::to_string(live) + " leased");
-  pools_.emplace(spec.name, std::move(pool));
+  std::unique_lock lock(pools_mutex_);
+  if (!pools_.emplace(spec.name, std::move(pool)).second) {
+    return Error{TicketErrc::kAlreadyExists, "worker pool '" + spec.name + "' is defined twice"};
+  }
   return {};
 }
 
 WorkerPoolService::Pool* WorkerPoolService::find(std::string_view name) const {
+  std::shared_lock lock(pools_mutex_);
   auto it = pools_.find(name);
   return it == pools_.end() ? nullptr : it->second.get();
 }
@@ -324,6 +328,7 @@ std::optional<WorkerPoolStatus> WorkerPoolService::status(std::string_view name)
 
 std::vector<std::string> WorkerPoolService::pool_names() const {
   std::vector<std::string> out;
+  std::shared_lock lock(pools_mutex_);
   for (const auto& [name, _] : pools_) out.push_back(name);
   std::sort(out.begin(), out.end());
   return out;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -107,7 +108,7 @@ struct WorkerPoolStatus {
 ///
 /// Callbacks run inline (refusals) or on the committer thread; they must not block. The
 /// committer must be stopped before the service is destroyed. Thread safety: all members may be
-/// called concurrently, except add_pool(), which runs before serving.
+/// called concurrently (add_pool() too: a reload adds pools while others serve).
 class WorkerPoolService {
  public:
   WorkerPoolService(CounterStore& store, GroupCommitter& committer, const Clock& clock);
@@ -115,9 +116,10 @@ class WorkerPoolService {
   WorkerPoolService(const WorkerPoolService&) = delete;
   WorkerPoolService& operator=(const WorkerPoolService&) = delete;
 
-  /// Adds a pool and loads its slots from the store. Start-up only. Records of worker IDs at or
-  /// above a (shrunk) size are kept: their leases can still be kept alive and released, but
-  /// those IDs are not granted again.
+  /// Adds a pool and loads its slots from the store (blocking: at start-up or on a reload's
+  /// background thread). Pools are never removed, so a found Pool stays valid. Records of worker
+  /// IDs at or above a (shrunk) size are kept: their leases can still be kept alive and released,
+  /// but those IDs are not granted again.
   [[nodiscard]] DetailedResult<void> add_pool(const WorkerPoolSpec& spec);
 
   /// Leases the lowest free worker ID of `pool` to `holder` for `ttl_ms` (the pool's default
@@ -151,6 +153,7 @@ class WorkerPoolService {
   GroupCommitter& committer_;
   const Clock& clock_;
   // Fixed at start-up, read-only afterwards.
+  mutable std::shared_mutex pools_mutex_;  // guards the map; each Pool guards itself
   StringMap<std::unique_ptr<Pool>> pools_;
 };
 

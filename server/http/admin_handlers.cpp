@@ -45,6 +45,17 @@ void post_backup(const Reply& reply, const RouteRequest&) {
       }));
 }
 
+void post_reload(const Reply& reply, const RouteRequest&) {
+  if (!reply.deps().reload) {
+    return reply.fail(HttpErrc::kNotConfigured, "this server cannot reload its config");
+  }
+  reply.deps().reload(reply.resume<DetailedResult<std::vector<std::string>>>(
+      [reply](DetailedResult<std::vector<std::string>> applied) {
+        if (!applied) return reply.fail(applied.error());
+        reply.json(status::ok, reload_json(*applied));
+      }));
+}
+
 void get_cluster(const Reply& reply, const RouteRequest&) {
   const auto* gate = reply.deps().gate;
   ClusterView view;

@@ -13,5 +13,7 @@ void get_metrics(const Reply& reply, const RouteRequest& in);
 void get_cluster(const Reply& reply, const RouteRequest& in);
 /// An online backup into backup.dir: answers with its path and manifest once it is on disk.
 void post_backup(const Reply& reply, const RouteRequest& in);
+/// Re-reads the config file (as SIGHUP does): 200 with what changed, 422 when nothing could.
+void post_reload(const Reply& reply, const RouteRequest& in);
 
 }  // namespace ticketd::http

@@ -269,6 +269,12 @@ std::string not_leader_body(std::string_view code, std::string_view message,
 
 json::object status_json(std::string_view status) { return json::object{{"status", status}}; }
 
+json::object reload_json(const std::vector<std::string>& applied) {
+  json::array items;
+  for (const auto& a : applied) items.emplace_back(a);
+  return json::object{{"status", "reloaded"}, {"applied", std::move(items)}};
+}
+
 namespace {
 
 json::value address_json(const InstanceAddress& a) {

@@ -68,6 +68,8 @@ inline constexpr std::uint64_t kMaxJsonSafeInteger = (std::uint64_t{1} << 53) - 
 
 /// {"status":…} (GET /healthz, GET /readyz).
 [[nodiscard]] boost::json::object status_json(std::string_view status);
+/// POST /v1/admin/reload: {"status":"reloaded","applied":[...]}.
+[[nodiscard]] boost::json::object reload_json(const std::vector<std::string>& applied);
 /// {"role", "serving", "leader", "self", "term", "revision"} (GET /v1/cluster); an address is
 /// {"mysql", "http"}, or null when unknown.
 [[nodiscard]] boost::json::object cluster_json(const ClusterView& view, bool serving);

@@ -30,6 +30,7 @@ constexpr Route kRoutes[] = {
     {{kGet}, "/metrics", "metrics", false, get_metrics, Access::kMetrics, kAnyQuery},
     {{kGet}, "/v1/cluster", "cluster", false, get_cluster},
     {{kPost}, "/v1/admin/backup", "backup", false, post_backup},
+    {{kPost}, "/v1/admin/reload", "reload", false, post_reload},
     {{kGet}, "/v1/sequences", "sequences_list", true, get_sequences},
     {{kGet}, "/v1/sequences/{name}", "sequence_get", true, get_sequence},
     {{kPut}, "/v1/sequences/{name}", "sequence_put", true, put_sequence},

@@ -15,8 +15,9 @@ namespace {
 
 using beast::http::field;
 
-bool needs_token(const HttpDeps& deps, const Request& req, const RouteMatch& m) {
-  if (deps.options.tokens.empty()) return false;
+bool needs_token(const HttpDeps& deps, const std::vector<TokenVerifier>& tokens, const Request& req,
+                 const RouteMatch& m) {
+  if (tokens.empty()) return false;
   // A path no row knows needs the token under /v1/, so that nothing about /v1 leaks.
   if (m.path_route == nullptr) return req.target().starts_with("/v1/");
   switch (m.path_route->access) {
@@ -52,7 +53,8 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
   if (m.route != nullptr) reply.set_route(m.route->label);
 
   // Authentication comes before 404/405 so that, without a token, nothing about /v1 leaks.
-  if (needs_token(deps, req, m) && !authorized(deps.options.tokens, req[field::authorization])) {
+  const std::shared_ptr<const std::vector<TokenVerifier>> tokens = deps.tokens.get();
+  if (needs_token(deps, *tokens, req, m) && !authorized(*tokens, req[field::authorization])) {
     deps.metrics.auth_failure(kHttpFrontend);
     return reply.fail(HttpErrc::kUnauthorized,
                       "a valid 'Authorization: Bearer <token>' is required");

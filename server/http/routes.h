@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "server/backup/backup_taker.h"
+#include "server/base/live.h"
 #include "server/core/audit.h"
 #include "server/core/auth_throttle.h"
 #include "server/core/clock.h"
@@ -67,6 +68,8 @@ struct HttpDeps {
   net::SessionRegistry& sessions;
   std::function<bool()> storage_ready;
   HttpOptions options;
+  /// The bearer tokens in force: options.tokens at start, replaced by a reload.
+  Live<std::vector<TokenVerifier>> tokens{options.tokens};
   WorkerPoolService* workers = nullptr;  // null: no worker pools (every pool is unknown)
   /// With an election (storage.engine etcd): sequence routes answer 503 not_leader and
   /// /readyz 503 unless this instance serves. Null: always serving.
@@ -78,6 +81,9 @@ struct HttpDeps {
   AuditSink audit;
   /// POST /v1/admin/backup: null when online backups are off (no backup.dir, or the etcd engine).
   backup::BackupTaker* backups = nullptr;
+  /// POST /v1/admin/reload: re-reads the config file (as SIGHUP does); `done` gets what changed,
+  /// or why nothing did. Null: not available (tests).
+  std::function<void(std::function<void(DetailedResult<std::vector<std::string>>)> done)> reload;
   /// http.tls: every connection is HTTPS when set (the session runs the TLS handshake).
   std::shared_ptr<boost::asio::ssl::context> tls;
 };

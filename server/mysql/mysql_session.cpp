@@ -183,7 +183,9 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
       }
     };
   }
-  ServerConnection conn(deps.executor, deps.login, deps.next_connection_id.fetch_add(1), host,
+  // The users as of this connection's start: a reload applies to the next connections.
+  const std::shared_ptr<const LoginPolicy> login = deps.login.get();
+  ServerConnection conn(deps.executor, *login, deps.next_connection_id.fetch_add(1), host,
                         std::move(hooks),
                         [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); });
   const std::string hello = conn.greeting();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "server/base/live.h"
 #include "server/core/audit.h"
 #include "server/core/auth_throttle.h"
 #include "server/mysql/query_executor.h"
@@ -19,7 +20,8 @@ namespace ticketd::mysql {
 /// What every MySQL session shares. Owned by the daemon; outlives every session.
 struct MySqlDeps {
   const QueryExecutor& executor;
-  const LoginPolicy& login;
+  /// Replaced by a reload (users, default plugin); each connection keeps the one it began with.
+  const Live<LoginPolicy>& login;
   net::SessionRegistry& sessions;
   std::atomic<std::uint32_t>& next_connection_id;
   ConnectionHooks hooks;

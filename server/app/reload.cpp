@@ -1,0 +1,208 @@
+#include "server/app/reload.h"
+
+#include <future>
+#include <map>
+#include <utility>
+
+#include "server/app/config_mapping.h"
+#include "server/app/engine.h"
+#include "server/app/front_ends.h"
+#include "server/app/secrets.h"
+#include "server/base/log.h"
+#include "server/core/sequence_definition.h"
+#include "server/core/ticket_errc.h"
+
+namespace ticketd {
+namespace {
+
+// Where an entry was written is not a setting.
+config::SequenceConfig without_line(config::SequenceConfig s) {
+  s.line = 0;
+  return s;
+}
+config::WorkerPoolConfig without_line(config::WorkerPoolConfig p) {
+  p.line = 0;
+  return p;
+}
+
+template <class T>
+std::map<std::string, T> by_name(const std::vector<T>& items) {
+  std::map<std::string, T> out;
+  for (const auto& item : items) out.emplace(item.name, without_line(item));
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : separator) + i;
+  return out;
+}
+
+DetailedResult<void> wait_create(TicketService& service, const SequenceDefinition& definition) {
+  std::promise<DetailedResult<void>> p;
+  service.create(definition, CreateOptions{.if_not_exists = true},
+                 [&p](DetailedResult<void> r) { p.set_value(std::move(r)); });
+  return p.get_future().get();
+}
+
+}  // namespace
+
+std::vector<std::string> fixed_changes(const config::Config& running, const config::Config& next) {
+  std::vector<std::string> out;
+  auto check = [&out](bool differs, std::string key) {
+    if (differs) out.push_back(std::move(key));
+  };
+  check(running.data_dir != next.data_dir, "data_dir");
+  check(running.threads != next.threads, "threads");
+  check(running.mysql.listen != next.mysql.listen, "mysql.listen");
+  check(running.http.listen != next.http.listen, "http.listen");
+  check(running.mysql.tls != next.mysql.tls, "mysql.tls");
+  check(running.http.tls != next.http.tls, "http.tls");
+  {
+    // Everything of mysql: but the users and the default plugin (and what was named above).
+    config::MySqlConfig a = running.mysql;
+    config::MySqlConfig b = next.mysql;
+    b.users = a.users;
+    b.default_auth_plugin = a.default_auth_plugin;
+    b.listen = a.listen;
+    b.tls = a.tls;
+    check(a != b, "mysql (limits, database, require_secure_transport)");
+  }
+  {
+    config::HttpConfig a = running.http;
+    config::HttpConfig b = next.http;
+    b.tokens = a.tokens;
+    b.listen = a.listen;
+    b.tls = a.tls;
+    check(a != b, "http (limits, metrics_public, lease_retention)");
+  }
+  {
+    config::SnowflakeConfig a = running.snowflake;
+    config::SnowflakeConfig b = next.snowflake;
+    a.line = b.line = 0;
+    check(a != b, "snowflake (layout and worker ID)");
+  }
+  {
+    config::StorageConfig a = running.storage;
+    config::StorageConfig b = next.storage;
+    a.line = b.line = 0;
+    check(a != b, "storage");
+  }
+  check(running.security != next.security, "security");
+  check(running.backup != next.backup, "backup");
+
+  const auto old_sequences = by_name(running.sequences);
+  const auto new_sequences = by_name(next.sequences);
+  const bool ha = running.storage.engine == config::StorageEngine::kEtcd;
+  for (const auto& [name, s] : new_sequences) {
+    auto it = old_sequences.find(name);
+    if (it == old_sequences.end()) {
+      // A follower does not write; the leader loads the config's sequences when it takes over.
+      check(ha, "sequences." + name + " (added: with storage.engine etcd, at the next start)");
+      continue;
+    }
+    if (it->second == s) continue;
+    if (it->second.kind != s.kind) {
+      out.push_back("sequences." + name + ".kind");
+    } else if (s.kind != config::SequenceKind::kTicket || ha) {
+      out.push_back("sequences." + name + " (a " + std::string(kind_name(to_core(s.kind))) +
+                    " sequence's settings change at the next start)");
+    }
+  }
+  const auto old_pools = by_name(running.worker_pools);
+  const auto new_pools = by_name(next.worker_pools);
+  for (const auto& [name, p] : old_pools) {
+    auto it = new_pools.find(name);
+    if (it == new_pools.end()) {
+      out.push_back("worker_pools." + name + " (removed: pools change at the next start)");
+    } else if (!(it->second == p)) {
+      out.push_back("worker_pools." + name + " (changed: pools change at the next start)");
+    }
+  }
+  return out;
+}
+
+Reloader::Reloader(ConfigSource source, config::Config running, Engine& engine,
+                   FrontEnds& front_ends)
+    : source_(std::move(source)),
+      running_(std::move(running)),
+      engine_(engine),
+      front_ends_(front_ends) {}
+
+void Reloader::reload_async(Done done) {
+  engine_.store_reads().after(std::chrono::milliseconds(0),
+                              [this, done = std::move(done)] { done(reload()); });
+}
+
+DetailedResult<std::vector<std::string>> Reloader::reload() {
+  std::lock_guard lock(mutex_);
+  ReadConfig read = read_config(source_);
+  for (const auto& w : read.warnings) log::warn("reload: " + w);
+  if (!read.config) {
+    return Error{
+        TicketErrc::kInvalidArgument,
+        "reload: " + source_.path + " has errors; nothing changed: " + join(read.errors, "; ")};
+  }
+  const config::Config& next = *read.config;
+  if (auto fixed = fixed_changes(running_, next); !fixed.empty()) {
+    return Error{TicketErrc::kInvalidArgument,
+                 "reload: these settings cannot change while ticketd runs, so nothing changed "
+                 "(restart to apply them): " +
+                     join(fixed, ", ")};
+  }
+  std::vector<std::string> applied;
+  if (next.log_level != running_.log_level) {
+    log::set_level(to_core(next.log_level));
+    applied.push_back("log_level");
+  }
+  if (next.mysql.users != running_.mysql.users ||
+      next.mysql.default_auth_plugin != running_.mysql.default_auth_plugin) {
+    front_ends_.login.set(login_policy(next));
+    applied.push_back("mysql.users (" + std::to_string(next.mysql.users.size()) + " users)");
+  }
+  if (next.http.tokens != running_.http.tokens) {
+    front_ends_.http_deps.tokens.set(token_verifiers(next));
+    applied.push_back("http.tokens (" + std::to_string(next.http.tokens.size()) + " tokens)");
+  }
+  // Whatever fails from here leaves the parts before it applied; the next reload of the same
+  // file finishes the rest (each step is idempotent).
+  const auto old_sequences = by_name(running_.sequences);
+  TicketService& service = engine_.service();
+  for (const auto& s : next.sequences) {
+    auto it = old_sequences.find(s.name);
+    const bool added = it == old_sequences.end();
+    if (!added && it->second == without_line(s)) continue;
+    DetailedResult<void> r;
+    if (s.kind == config::SequenceKind::kTicket) {
+      r = service.ensure_configured(to_spec(s));
+    } else {
+      r = wait_create(service, SequenceDefinition{to_spec(s), gapless_options(s)});
+    }
+    if (!r) {
+      return Error{
+          r.error().code,
+          "reload: sequences." + s.name + ": " + r.error().message +
+              (applied.empty() ? "" : " (applied before it: " + join(applied, ", ") + ")")};
+    }
+    applied.push_back("sequences." + s.name + (added ? " (added)" : " (settings applied)"));
+  }
+  for (const auto& [name, _] : old_sequences) {
+    if (!by_name(next.sequences).contains(name)) {
+      log::info("reload: sequence '" + name +
+                "' is no longer in the config file; it keeps serving (drop it explicitly)");
+    }
+  }
+  const auto old_pools = by_name(running_.worker_pools);
+  for (const auto& p : next.worker_pools) {
+    if (old_pools.contains(p.name)) continue;
+    if (auto r = engine_.workers().add_pool(to_spec(p)); !r) {
+      return Error{r.error().code, "reload: worker_pools." + p.name + ": " + r.error().message};
+    }
+    applied.push_back("worker_pools." + p.name + " (added)");
+  }
+  running_ = next;
+  if (applied.empty()) applied.push_back("nothing changed");
+  return applied;
+}
+
+}  // namespace ticketd
