@@ -183,9 +183,16 @@ class OnlineBackupUnderLoad(BackupTestCase):
         for w in workers:
             w.start()
         try:
+            deadline = time.time() + 30
+            while len(acked) < 500:
+                self.assertLess(time.time(), deadline, "the load never reached 500 values")
+                time.sleep(0.05)
+            # A first backup closes the rate window of the start-up and warm-up, so that the
+            # window of the backup below measures the steady load alone.
+            online_backup(t)
             deadline = time.time() + 3
-            while time.time() < deadline or len(acked) < 1000:
-                self.assertLess(time.time(), deadline + 30, "the load never reached 1000 values")
+            while time.time() < deadline or len(acked) < 2000:
+                self.assertLess(time.time(), deadline + 30, "the load never reached 2000 values")
                 time.sleep(0.05)
             with lock:
                 before_backup = max(acked)
