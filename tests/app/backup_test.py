@@ -464,6 +464,62 @@ class OfflineBackup(BackupTestCase):
         self.assertGreater(next_ids(t2, "Tickets64")[0], ceiling)
 
 
+    def test_restore_of_an_offline_backup_asks_about_an_unused_gapless_sequence(self):
+        # The online backup lists a configured gapless sequence that has issued nothing yet, so
+        # that a restore asks for its last number; the offline one must not let it restart at 1.
+        cfg = config(extra=GAPLESS)
+        t = self.ticketd(cfg)
+        self.assertEqual(t.stop(), 0)
+        out = self.path("offline")
+        r = run(["backup", "--data-dir", t.data_dir, "--to", out])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        t2 = self.ticketd(cfg, data_dir=t.data_dir)
+        used = [next_ids(t2, "Invoices")[0] for _ in range(3)]
+        t2.kill9()
+        restored = self.path("restored")
+        r = self.restore(out, restored, "--skip-ahead", "auto")
+        if r.returncode == 0:
+            t3 = self.ticketd(cfg, data_dir=restored)
+            again = next_ids(t3, "Invoices")[0]
+            self.assertNotIn(again, used, "gapless number issued twice after restoring an "
+                             "offline backup without --gapless:\n" + r.stdout)
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn("--gapless Invoices=N", r.stdout)
+
+    def test_offline_backup_holds_the_rate_of_the_run_before_the_stop(self):
+        # SIGTERM, then an offline backup: the values issued since the last one-minute window
+        # must count in peak_per_minute, or a restore skips only 2 x cache.
+        cache = 100
+        cfg = config(cache=cache)
+        t = self.ticketd(cfg)
+
+        def load(daemon, seconds):
+            values, until = [], time.time() + seconds
+            while time.time() < until:
+                values += next_ids(daemon, "Tickets64", 100)
+            return values
+
+        before = load(t, 2)
+        self.assertEqual(t.stop(), 0)
+        out = self.path("offline")
+        r = run(["backup", "--data-dir", t.data_dir, "--to", out])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        t2 = self.ticketd(cfg, data_dir=t.data_dir)
+        issued = load(t2, 2)  # the same load again, then a crash
+        t2.kill9()
+        restored = self.path("restored")
+        r = self.restore(out, restored, "--skip-ahead", "auto")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        t3 = self.ticketd(cfg, data_dir=restored)
+        first = next_ids(t3, "Tickets64")[0]
+        with open(os.path.join(out, MANIFEST)) as f:
+            peak = by_name(json.load(f))["Tickets64"]["peak_per_minute"]
+        self.assertGreater(first, max(issued),
+                           f"value {first} issued twice: the offline backup recorded "
+                           f"peak_per_minute {peak} after {len(before)} values in 2 s\n"
+                           + r.stdout)
+
+
 class RestoreTarget(BackupTestCase):
     def test_non_empty_data_dir_is_refused_and_left_untouched(self):
         cfg = config(self.backup_dir)
