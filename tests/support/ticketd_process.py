@@ -34,7 +34,8 @@ sequences:
   - {{ name: Tickets32, kind: ticket, increment: 2, offset: 1, max_value: 4294967295 }}
 """
 
-    def __init__(self, config=None, data_dir=None, binary=BINARY, extra_args=(), preexec_fn=None):
+    def __init__(self, config=None, data_dir=None, binary=BINARY, extra_args=(), preexec_fn=None,
+                 env=None):
         self.binary = binary
         self.own_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="ticketd-test-")
@@ -47,6 +48,9 @@ sequences:
             f.write(self.config_text)
         self.extra_args = list(extra_args)
         self.preexec_fn = preexec_fn  # e.g. lowers RLIMIT_NOFILE in the child
+        # Added to the environment of the child, e.g. LD_PRELOAD and FAKETIME for libfaketime
+        # (preloaded directly: the `faketime` wrapper forks, so a signal would miss ticketd).
+        self.env = dict(os.environ, **env) if env else None
         self.proc = None
         self.log = None
         self.log_path = self.config_path + ".log"
@@ -57,7 +61,7 @@ sequences:
         self.log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(
             [self.binary, "--config", self.config_path] + self.extra_args,
-            stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=self.preexec_fn)
+            stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=self.preexec_fn, env=self.env)
         if wait:
             self.wait_ready()
         return self
