@@ -15,6 +15,7 @@
 #include "server/app/election.h"
 #include "server/app/engine.h"
 #include "server/app/front_ends.h"
+#include "server/app/service_notify.h"
 #include "server/base/log.h"
 
 namespace ticketd {
@@ -66,6 +67,7 @@ int Daemon::run() {
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     log::info("signal " + std::to_string(sig) + ": shutting down");
+    notify_stopping();
     shut_down();
   });
 
@@ -80,6 +82,8 @@ int Daemon::run() {
             std::to_string(engine.service().describe_all().size()) + " sequences");
 
   spawn_background_tasks(ioc, engine, front_ends.leases, lease_retention(config_));
+  // Posted, so the service manager hears READY=1 once the I/O threads run the accept loops.
+  asio::post(ioc, [] { notify_ready(); });
   pool.run();
 
   // Resigns (revokes the lease) when still leading, so a standby takes over at once.
