@@ -54,8 +54,8 @@ RocksDB, in the Flickr ticket-server tradition: REPLACE INTO Tickets64 over the
 MySQL protocol, or JSON over HTTP. A value is never issued twice, across
 restarts and crashes. It also serves gapless, Snowflake and UUIDv7 sequences,
 hi-lo blocks and worker-ID leases, and runs highly available on etcd.")
-set(CPACK_DEBIAN_FILE_NAME ticketd_${PROJECT_VERSION}_amd64.deb)
-set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE amd64)
+# ticketd_<version>_<dpkg --print-architecture>.deb (no Debian revision: a native version).
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${TICKETD_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)

@@ -31,6 +31,10 @@ BUILD = os.environ.get("TICKETD_BUILD_DIR", os.path.join(SOURCE, "build"))
 CONFIG = "/etc/ticketd/ticketd.yaml"
 UNIT = "/lib/systemd/system/ticketd.service"
 DATA = "/var/lib/ticketd"
+with open(os.path.join(SOURCE, "CMakeLists.txt")) as _f:
+    VERSION = re.search(r"project\(ticketd VERSION (\S+)", _f.read()).group(1)
+ARCH = subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
+                      text=True).stdout.strip()
 
 
 def free_port():
@@ -102,10 +106,10 @@ class DebianPackage(unittest.TestCase):
             subprocess.run(["delgroup", "--quiet", "--system", "ticketd"], capture_output=True)
 
     def test_1_control_data(self):
-        self.assertTrue(self.deb.endswith("/ticketd_0.1.0_amd64.deb"), self.deb)
+        self.assertTrue(self.deb.endswith(f"/ticketd_{VERSION}_{ARCH}.deb"), self.deb)
         fields = run("dpkg-deb", "-f", self.deb).stdout
         self.assertIn("Package: ticketd\n", fields)
-        self.assertIn("Architecture: amd64\n", fields)
+        self.assertIn(f"Architecture: {ARCH}\n", fields)
         depends = re.search(r"^Depends: (.*)$", fields, re.M).group(1)
         # dpkg-shlibdeps on the binary: libc, libstdc++, RocksDB, libsystemd, ... and adduser.
         for lib in ("libc6", "libstdc++6", "librocksdb", "libsystemd0", "libyaml-cpp", "libssl3",
@@ -210,7 +214,7 @@ class DebianPackage(unittest.TestCase):
         block = readme.split("## Command line", 1)[1].split("```", 2)[1]
         for flag in sorted(set(re.findall(r"--[a-z][a-z-]*", block))):
             self.assertIn(flag, man)
-        self.assertIn("0.1.0", man)
+        self.assertIn(f"ticketd {VERSION}", man)
         r = run("man", "--warnings", "-l", "/usr/share/man/man1/ticketd.1.gz", check=False,
                 env=dict(os.environ, MANWIDTH="80", MAN_KEEP_STDERR="1"))
         self.assertEqual(r.returncode, 0, r.stderr)
