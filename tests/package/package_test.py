@@ -200,6 +200,12 @@ class DebianPackage(unittest.TestCase):
         r = run("systemd-analyze", "verify", UNIT, check=False)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertNotIn("ticketd.service", r.stdout + r.stderr)
+        # systemd's own rating of the sandbox, offline (no running manager needed): 0 is best,
+        # 10 worst; the unit rates 1.4 ("OK"), a plain User= service about 9.
+        r = run("systemd-analyze", "security", "--offline=true", "--no-pager", UNIT)
+        exposure = float(re.search(r"Overall exposure level for ticketd\.service: ([\d.]+)",
+                                   r.stdout).group(1))
+        self.assertLessEqual(exposure, 2.0, r.stdout)
 
     def check_man_page_matches_help(self):
         with gzip.open("/usr/share/man/man1/ticketd.1.gz", "rt") as f:
