@@ -6,7 +6,8 @@ installs it; the files, their owners and modes, the ticketd system user and the 
 checked, and systemd-analyze verifies the installed unit; the untouched /etc/ticketd/ticketd.yaml
 is refused with its file, line and key; after a password is set with `ticketd hash-password` the
 installed binary runs as the ticketd user on that config (ports overridden to free ones), issues a
-ticket over HTTP and MySQL and stops on SIGTERM; dpkg -r and dpkg --purge remove what they should.
+ticket over HTTP and MySQL and stops on SIGTERM; installing again keeps the edited config;
+dpkg -r and dpkg --purge remove what they should.
 The package, and a user and data dir the test created, are removed again even on failure."""
 import gzip
 import json
@@ -54,7 +55,7 @@ def dpkg(*args, check=True):
     """dpkg, waiting for its lock while another apt or dpkg run holds it."""
     deadline = time.time() + 300
     while True:
-        r = run("dpkg", *args, check=False)
+        r = run("dpkg", *args, check=False, stdin=subprocess.DEVNULL)  # a conffile prompt fails
         if "lock" not in r.stderr or time.time() > deadline:
             break
         time.sleep(2)
@@ -146,6 +147,17 @@ class DebianPackage(unittest.TestCase):
         self.check_shipped_config_is_refused()
         self.set_password("pkg-test-pw")
         self.run_installed_binary("pkg-test-pw")
+
+        # Installing it again (an upgrade's path through postinst) keeps the edited config and
+        # its owner and mode, without a conffile prompt.
+        with open(CONFIG) as f:
+            edited = f.read()
+        dpkg("-i", self.deb)
+        with open(CONFIG) as f:
+            self.assertEqual(f.read(), edited)
+        st = os.stat(CONFIG)
+        self.assertEqual((grp.getgrgid(st.st_gid).gr_name, stat.S_IMODE(st.st_mode)),
+                         ("ticketd", 0o640))
 
         dpkg("-r", "ticketd")
         status = run("dpkg-query", "-W", "-f=${Status}", "ticketd").stdout
