@@ -190,6 +190,10 @@ using ::ticketd::parse_utc_ms;
 
 /// The password the shipped config uses; refused on a non-loopback MySQL listen address.
 inline constexpr const char* kDefaultPassword = "ticket";
+/// The password_hash of the packaged config (/etc/ticketd/ticketd.yaml): refused, with the file,
+/// line and key, until the operator puts a real hash there, so a fresh install never serves a
+/// password everyone knows.
+inline constexpr std::string_view kPasswordHashPlaceholder = "CHANGE-ME";
 /// The prefixes of hashed secrets.
 inline constexpr std::string_view kSha256x2Prefix = "sha256x2:";
 inline constexpr std::string_view kTokenSha256Prefix = "sha256:";

@@ -338,6 +338,12 @@ class Loader {
           continue;
         }
         std::optional<AuthPlugin> implied;
+        if (hashed && user.password_hash == kPasswordHashPlaceholder) {
+          error(u["password_hash"], up + ".password_hash",
+                "is the shipped placeholder: set a password for user '" + user.name +
+                    "' (`ticketd hash-password` prints the password_hash to put here)");
+          continue;
+        }
         if (hashed) {
           implied = hash_plugin(user.password_hash);
           if (!implied) {

@@ -16,6 +16,7 @@
 #include "server/app/engine.h"
 #include "server/app/front_ends.h"
 #include "server/app/reload.h"
+#include "server/app/service_notify.h"
 #include "server/base/log.h"
 
 namespace ticketd {
@@ -72,7 +73,9 @@ int Daemon::run() {
     hangups.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
       log::info("signal 1 (SIGHUP): reloading " + source_.path);
+      notify_reloading();
       reloader.reload_async([](DetailedResult<std::vector<std::string>> r) {
+        notify_ready();
         if (!r) {
           log::error(r.error().message);
           return;
@@ -92,6 +95,7 @@ int Daemon::run() {
     if (ec) return;
     log::info("signal " + std::to_string(sig) + ": shutting down");
     hangups.cancel();
+    notify_stopping();
     shut_down();
   });
 
@@ -106,6 +110,8 @@ int Daemon::run() {
             std::to_string(engine.service().describe_all().size()) + " sequences");
 
   spawn_background_tasks(ioc, engine, front_ends.leases, lease_retention(config_));
+  // Posted, so the service manager hears READY=1 once the I/O threads run the accept loops.
+  asio::post(ioc, [] { notify_ready(); });
   pool.run();
 
   // Resigns (revokes the lease) when still leading, so a standby takes over at once.

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "config/config.h"
@@ -524,6 +525,46 @@ TEST(Exposure, HashedDefaultPasswordIsCheckedByTheApp) {
   u.password_hash = "*00";
   c.mysql.users.push_back(u);
   EXPECT_TRUE(check_exposure(c).empty());
+}
+
+}  // namespace
+}  // namespace ticketd::config
+
+namespace ticketd::config {
+namespace {
+
+// The Debian package's /etc/ticketd/ticketd.yaml ships no password: its one user's
+// password_hash is the placeholder, refused with the file, line and key until it is replaced.
+TEST(ConfigLoader, PackagedConfigIsRefusedUntilAPasswordIsSet) {
+  const std::string path = std::string(TICKETD_SOURCE_DIR) + "/packaging/ticketd.yaml";
+  auto r = load_file(path, validate_name);
+  ASSERT_FALSE(r.config);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find(path + ":"), std::string::npos) << r.errors[0];
+  EXPECT_NE(r.errors[0].find("mysql.users[0].password_hash: is the shipped placeholder"),
+            std::string::npos)
+      << r.errors[0];
+  EXPECT_NE(r.errors[0].find("ticketd hash-password"), std::string::npos) << r.errors[0];
+
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string placeholder = "password_hash: " + std::string(kPasswordHashPlaceholder);
+  const auto at = text.find(placeholder);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, placeholder.size(),
+               "password_hash: '*14E65567ABDB5135D0CFD9A70B3032C179A49EE7'");
+  auto set = load_string(text, "ticketd.yaml", validate_name);
+  ASSERT_TRUE(set.config) << (set.errors.empty() ? "" : set.errors[0]);
+  EXPECT_EQ(set.config->data_dir, "/var/lib/ticketd");
+  EXPECT_TRUE(is_loopback(set.config->mysql.listen.host));
+  EXPECT_TRUE(is_loopback(set.config->http.listen.host));
+  EXPECT_FALSE(has_plaintext_secrets(*set.config));
+}
+
+TEST(ConfigLoader, PasswordHashPlaceholderIsRefusedWithItsPath) {
+  expect_error("mysql:\n  users:\n    - { name: ops, password_hash: CHANGE-ME }\n",
+               {"t.yaml:3: mysql.users[0].password_hash: is the shipped placeholder: set a "
+                "password for user 'ops'"});
 }
 
 }  // namespace
