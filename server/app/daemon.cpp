@@ -116,6 +116,7 @@ int Daemon::run() {
 
   // Resigns (revokes the lease) when still leading, so a standby takes over at once.
   if (election) election->stop();
+  reloader.stop();
   engine.stop();
   log::info("ticketd stopped");
   return deposed ? kExitRestartAsFollower : 0;

@@ -130,8 +130,7 @@ Reloader::Reloader(ConfigSource source, config::Config running, Engine& engine,
       front_ends_(front_ends) {}
 
 void Reloader::reload_async(Done done) {
-  engine_.store_reads().after(std::chrono::milliseconds(0),
-                              [this, done = std::move(done)] { done(reload()); });
+  worker_.after(std::chrono::milliseconds(0), [this, done = std::move(done)] { done(reload()); });
 }
 
 DetailedResult<std::vector<std::string>> Reloader::reload() {

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "server/app/config_source.h"
 #include "server/base/result.h"
+#include "server/core/retry_scheduler.h"
 
 namespace ticketd {
 
@@ -30,7 +31,9 @@ struct FrontEnds;
 /// and changed ticket ones, through ensure_configured), new worker pools added, and the MySQL
 /// users, HTTP tokens and log level replaced. Connections are not dropped: a MySQL connection
 /// keeps the users it logged in with, the next one sees the new. A sequence removed from the
-/// file is not dropped (that stays explicit). Thread safety: reload() may be called from any
+/// file is not dropped (that stays explicit). When a store write fails midway (a full disk),
+/// what was applied before it stays applied and the error says which; reloading the same file
+/// again finishes the rest. Thread safety: reload() may be called from any
 /// thread but blocks on store writes (never call it on an I/O thread); reloads run one at a time.
 class Reloader {
  public:
@@ -40,10 +43,14 @@ class Reloader {
 
   /// What changed, one line each ("nothing changed" when the file is the same).
   [[nodiscard]] DetailedResult<std::vector<std::string>> reload();
-  /// reload() on the engine's store-reads thread; `done` runs there.
+  /// reload() on the reloader's own thread (creating a sequence of another kind waits for the
+  /// engine's background thread, so a reload must not run there); `done` runs on it.
   void reload_async(Done done);
+  /// Finishes a reload in flight and refuses new ones (before the engine stops).
+  void stop() { worker_.stop(); }
 
  private:
+  RetryScheduler worker_;
   std::mutex mutex_;
   const ConfigSource source_;
   config::Config running_;
