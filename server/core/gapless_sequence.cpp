@@ -105,6 +105,18 @@ GaplessSequence::GaplessSequence(const SequenceSpec& spec, const GaplessOptions&
   id_nonce_ = (std::uint64_t{rd()} << 32) ^ rd();
 }
 
+std::optional<Mutation> GaplessSequence::unstored_frontier() const {
+  std::lock_guard lock(mutex_);
+  if (f_written_) return std::nullopt;
+  return Mutation{prefix_ + "f",
+                  encode_frontier(GaplessFrontier{first_open_, first_, spec_.increment})};
+}
+
+void GaplessSequence::frontier_stored() {
+  std::lock_guard lock(mutex_);
+  f_written_ = true;
+}
+
 DetailedResult<std::shared_ptr<GaplessSequence>> GaplessSequence::open(
     const SequenceSpec& spec, const GaplessOptions& options, CounterStore& store,
     GroupCommitter& committer, const Clock& clock) {
@@ -114,15 +126,6 @@ DetailedResult<std::shared_ptr<GaplessSequence>> GaplessSequence::open(
   }
   auto seq = std::make_shared<GaplessSequence>(spec, options, committer, clock);
   if (auto r = seq->load(store); !r) return r.error();
-  if (!seq->f_written_) {
-    // A sequence that never issued a number is stored too, so that its existence is durable
-    // state: an offline backup lists it, and a restore asks for its last number used.
-    const Mutation frontier{
-        seq->prefix_ + "f",
-        encode_frontier(GaplessFrontier{seq->first_open_, seq->first_, spec.increment})};
-    if (auto r = store.commit(std::span(&frontier, 1)); !r) return r.error();
-    seq->f_written_ = true;
-  }
   return seq;
 }
 

@@ -123,6 +123,12 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
   [[nodiscard]] GaplessAudit audit(std::size_t list_limit = 1000) const;
   [[nodiscard]] const SequenceSpec& spec() const { return spec_; }
   [[nodiscard]] const GaplessOptions& options() const { return options_; }
+  /// The frontier record while none is stored (a sequence that never issued a number). The
+  /// registry writes it when it adds the sequence, so that even an unused sequence is durable
+  /// state: an offline backup lists it and a restore asks for its last number used.
+  [[nodiscard]] std::optional<Mutation> unstored_frontier() const;
+  /// That record is durable.
+  void frontier_stored();
   /// The next number a caller would get (the lowest released, else the next new one).
   [[nodiscard]] std::uint64_t next_value() const;
 

@@ -289,10 +289,14 @@ DetailedResult<void> TicketService::create_other(SequenceDefinition d, bool forc
   if (handle) {
     std::vector<Mutation> mutations;
     mutations.push_back(Mutation{definition_key(name), encode_definition(d)});
+    std::shared_ptr<GaplessSequence> gapless;
     if (d.spec.kind == SequenceKind::kGapless) {
       mutations.push_back(Mutation{tombstone_key(name), std::nullopt});
+      gapless = std::get<std::shared_ptr<GaplessSequence>>(*handle);
+      if (auto frontier = gapless->unstored_frontier()) mutations.push_back(std::move(*frontier));
     }
     written = commit_and_wait(committer_, std::move(mutations));
+    if (written && gapless) gapless->frontier_stored();
   }
   std::unique_lock lock(mutex_);
   ddl_in_flight_.erase(name);
@@ -493,6 +497,10 @@ DetailedResult<void> TicketService::add_snowflake(std::shared_ptr<SnowflakeGener
 
 DetailedResult<void> TicketService::add_gapless(std::shared_ptr<GaplessSequence> sequence) {
   const std::string name = sequence->spec().name;
+  if (auto frontier = sequence->unstored_frontier()) {
+    if (auto r = store_.commit(std::span(&*frontier, 1)); !r) return r.error();
+    sequence->frontier_stored();
+  }
   return add_configured(name, std::move(sequence));
 }
 

@@ -68,6 +68,31 @@ std::vector<std::pair<std::string, SequenceKind>> kinds_of(const TicketService& 
 
 using Kinds = std::vector<std::pair<std::string, SequenceKind>>;
 
+// An offline backup reads only the store: a gapless sequence that never issued a number must be
+// there too, or a restore would not ask for its last number and it would start again at 1.
+TEST(SequenceRegistry, AGaplessSequenceIsStoredBeforeItIssuesANumber) {
+  MemoryCounterStore store;
+  testing::FakeClock clock;
+  {
+    Registry r(store, clock);
+    ASSERT_TRUE(r.create(SequenceDefinition{
+        SequenceSpec{.name = "Run", .kind = SequenceKind::kGapless, .start = 7}, {}}));
+    auto configured = GaplessSequence::open(
+        SequenceSpec{.name = "Conf", .kind = SequenceKind::kGapless, .start = 100}, {}, store,
+        r.committer, clock);
+    ASSERT_TRUE(configured);
+    EXPECT_FALSE(store.get("gapless/Conf/f")->has_value());  // opening alone writes nothing
+    ASSERT_TRUE(r.service.add_gapless(*configured));
+  }
+  auto run = store.get("gapless/Run/f");
+  ASSERT_TRUE(run && *run);
+  EXPECT_EQ(decode_frontier(**run), (GaplessFrontier{7, 7, 1}));
+  auto conf = store.get("gapless/Conf/f");
+  ASSERT_TRUE(conf && *conf);
+  EXPECT_EQ(decode_frontier(**conf), (GaplessFrontier{100, 100, 1}));
+  EXPECT_TRUE(verify_gapless_records(*store.scan(kGaplessPrefix)).empty());
+}
+
 TEST(SequenceRegistry, KindNamesRoundTripForEveryKind) {
   for (const auto kind : kAllSequenceKinds) {
     EXPECT_EQ(parse_kind(kind_name(kind)), kind) << kind_name(kind);
