@@ -147,6 +147,7 @@ FrontEnds::FrontEnds(const config::Config& config, Engine& engine, const TlsCont
   mysql_deps.wait_timeout = config.mysql.wait_timeout;
   mysql_deps.net_read_timeout = config.mysql.net_read_timeout;
   http_deps.workers = &engine.workers();
+  metrics.watch(&engine.workers(), engine.ha() ? gate.get() : nullptr);
   http_deps.auth_throttle = &auth_throttle;
   http_deps.gate = engine.ha() ? gate.get() : nullptr;
   if (!config.backup.dir.empty() && engine.rocksdb() != nullptr) {

@@ -621,6 +621,12 @@ GaplessAudit GaplessSequence::audit(std::size_t list_limit) const {
   return a;
 }
 
+GaplessCounts GaplessSequence::counts() const {
+  std::lock_guard lock(mutex_);
+  return GaplessCounts{entries_.size(), waiters_.size(), commits_,       voided_,
+                       releases_,       expiries_,       queue_timeouts_};
+}
+
 std::vector<std::string> verify_gapless_records(const KeyValues& records) {
   struct Seq {
     std::optional<GaplessFrontier> frontier;

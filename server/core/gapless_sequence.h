@@ -65,6 +65,13 @@ struct GaplessAudit {
   std::uint64_t commits = 0, voided = 0, releases = 0, expiries = 0, queue_timeouts = 0;
 };
 
+/// What a metrics scrape reads: counts only, so it costs no copy of any list.
+struct GaplessCounts {
+  std::size_t pending = 0;  // reservations in flight (reserving, held, committing, releasing)
+  std::size_t waiting = 0;  // strict: callers queued for their turn
+  std::uint64_t commits = 0, voided = 0, releases = 0, expiries = 0, queue_timeouts = 0;
+};
+
 /// kDurable: the reservation is synced before the caller gets its number and survives a
 /// restart (HTTP reservations, which a client may commit after ticketd restarted).
 /// kSession: held in memory only, for callers whose reservation ends with the server anyway: a
@@ -121,6 +128,7 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
   std::size_t expire_due();
 
   [[nodiscard]] GaplessAudit audit(std::size_t list_limit = 1000) const;
+  [[nodiscard]] GaplessCounts counts() const;
   [[nodiscard]] const SequenceSpec& spec() const { return spec_; }
   [[nodiscard]] const GaplessOptions& options() const { return options_; }
   /// The frontier record while none is stored (a sequence that never issued a number). The

@@ -49,6 +49,11 @@ GroupCommitter::Stats GroupCommitter::stats() const {
   return stats_;
 }
 
+void GroupCommitter::set_observer(CommitObserver observer) {
+  std::lock_guard lock(observer_mutex_);
+  observer_ = std::move(observer);
+}
+
 void GroupCommitter::run() {
   std::vector<Request> batch;
   std::vector<Mutation> mutations;
@@ -90,6 +95,13 @@ void GroupCommitter::run() {
       stats_.total_latency_ns += static_cast<std::uint64_t>(ns);
       stats_.last_latency_ns = static_cast<std::uint64_t>(ns);
       stats_.last_commit_ok = !result.has_error();
+    }
+    {
+      std::lock_guard lock(observer_mutex_);
+      if (observer_) {
+        observer_(CommitSample{batch.size(), mutations.size(), static_cast<std::uint64_t>(ns),
+                               !result.has_error()});
+      }
     }
     for (auto& r : batch) r.done(result);
     batch.clear();

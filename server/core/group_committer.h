@@ -33,6 +33,17 @@ class GroupCommitter {
     bool last_commit_ok = true;  // readiness: the most recent durable write succeeded
   };
 
+  /// One synced commit, as an observer sees it (metrics: latency and group-size histograms).
+  struct CommitSample {
+    std::size_t requests = 0;      // submissions folded into this commit
+    std::size_t mutations = 0;     // their mutations
+    std::uint64_t latency_ns = 0;  // time inside store.commit()
+    bool ok = true;
+  };
+  /// Called on the committer thread after each commit, before its completions: must be cheap
+  /// and must not block or call back into the committer.
+  using CommitObserver = std::function<void(const CommitSample&)>;
+
   /// `max_mutations_per_commit` (0: no limit) caps one commit for stores that bound a
   /// transaction (etcd refuses more than --max-txn-ops operations, 128 by default): requests
   /// are taken in order until the next would pass the cap; a larger request goes alone.
@@ -48,6 +59,9 @@ class GroupCommitter {
   /// Commits everything already submitted, then stops; later submissions fail with kShuttingDown.
   void stop();
   [[nodiscard]] Stats stats() const;
+  /// Installs the one observer (an empty function removes it). Returns once no call of the
+  /// previous observer is running, so its owner may go away right after removing it.
+  void set_observer(CommitObserver observer);
 
  private:
   struct Request {
@@ -63,6 +77,10 @@ class GroupCommitter {
   std::vector<Request> queue_;
   bool stopping_ = false;
   Stats stats_;
+  // Taken by the committer thread around each observer call and by set_observer() (so a call
+  // never outlives its removal); uncontended otherwise: one lock per commit, not per request.
+  std::mutex observer_mutex_;
+  CommitObserver observer_;
   std::thread thread_;
 };
 

@@ -179,6 +179,8 @@ class SnowflakeGenerator : public std::enable_shared_from_this<SnowflakeGenerato
   /// The worker ID of the newest IDs (a leased one may change after a re-claim).
   [[nodiscard]] std::uint64_t worker_id() const;
   [[nodiscard]] ClockPolicy policy() const { return options_.policy; }
+  /// The worker-ID lease this generator checks on every call; null for a configured worker ID.
+  [[nodiscard]] const WorkerLease* lease() const { return options_.lease.get(); }
 
   SnowflakeGenerator(const SnowflakeGenerator&) = delete;
   SnowflakeGenerator& operator=(const SnowflakeGenerator&) = delete;

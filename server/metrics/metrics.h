@@ -12,6 +12,7 @@
 
 #include "server/base/string_hash.h"
 #include "server/core/clock.h"
+#include "server/core/gapless_sequence.h"
 #include "server/core/group_committer.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_service.h"
@@ -25,16 +26,23 @@ template <typename T>
 class Family;
 }  // namespace prometheus
 
+namespace ticketd {
+class ServingGate;
+class WorkerPoolService;
+}  // namespace ticketd
+
 namespace ticketd::metrics {
 
 /// Owns a prometheus::Registry with every ticketd metric. Front ends report events through the
 /// named members; serialize() reads the engine (GroupCommitter::stats(), TicketService::list())
 /// and renders the Prometheus text format, which the HTTP front end serves at /metrics. This is
-/// the only user of prometheus-cpp. The service, committer and clock must outlive it.
-/// Thread safety: all members may be called concurrently.
+/// the only user of prometheus-cpp. It observes every commit of the GroupCommitter (latency and
+/// group-size histograms) from construction to destruction. The service, committer, clock and
+/// whatever watch() names must outlive it. Thread safety: all members may be called
+/// concurrently.
 class Metrics {
  public:
-  Metrics(const TicketService& tickets, const GroupCommitter& committer, const Clock& clock);
+  Metrics(const TicketService& tickets, GroupCommitter& committer, const Clock& clock);
   ~Metrics();
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
@@ -52,6 +60,11 @@ class Metrics {
   void error(std::string_view frontend, std::string_view code);
   void request_latency(std::string_view frontend, std::string_view route, double seconds);
 
+  /// Also exports the live leases of every worker-ID pool of `workers` and, when `gate` is set
+  /// (storage.engine etcd), this instance's role, term and whether it serves. Call it before
+  /// serving; either may be null.
+  void watch(const WorkerPoolService* workers, const ServingGate* gate);
+
   /// The Prometheus text exposition format (version 0.0.4).
   [[nodiscard]] std::string serialize();
 
@@ -64,9 +77,12 @@ class Metrics {
   };
   void refresh_engine_locked();
   void refresh_snowflakes_locked();
+  void refresh_gapless_locked();
+  void refresh_workers_and_role_locked();
+  void on_commit(const GroupCommitter::CommitSample& sample);
 
   const TicketService& tickets_;
-  const GroupCommitter& committer_;
+  GroupCommitter& committer_;
   const Clock& clock_;
   std::unique_ptr<prometheus::Registry> registry_;
 
@@ -91,6 +107,20 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& durable_ceiling_;
   prometheus::Family<prometheus::Counter>& snowflake_events_;
   prometheus::Family<prometheus::Gauge>& snowflake_ahead_;
+  prometheus::Family<prometheus::Gauge>& snowflake_lease_valid_;
+  prometheus::Family<prometheus::Histogram>& commit_seconds_;
+  prometheus::Family<prometheus::Histogram>& commit_group_size_;
+  prometheus::Family<prometheus::Gauge>& gapless_pending_;
+  prometheus::Family<prometheus::Gauge>& gapless_waiting_;
+  prometheus::Family<prometheus::Counter>& gapless_events_;
+  prometheus::Family<prometheus::Gauge>& worker_leases_;
+  prometheus::Family<prometheus::Gauge>& worker_pool_size_;
+  prometheus::Family<prometheus::Gauge>& ha_role_;
+  prometheus::Family<prometheus::Gauge>& ha_term_;
+  prometheus::Family<prometheus::Gauge>& ha_serving_;
+  // The unlabelled commit histograms, observed on the committer thread (never removed).
+  prometheus::Histogram* commit_seconds_series_ = nullptr;
+  prometheus::Histogram* commit_group_size_series_ = nullptr;
 
   // Hot-path series, looked up once: Family::Add builds and hashes a label map on every call,
   // which cost more than the ticket itself. Counters and histograms are never removed, so the
@@ -104,6 +134,9 @@ class Metrics {
   GroupCommitter::Stats last_stats_;
   std::map<std::string, SequenceSample, std::less<>> samples_;
   std::map<std::string, SnowflakeStats, std::less<>> snowflake_last_;
+  std::map<std::string, GaplessCounts, std::less<>> gapless_last_;
+  const WorkerPoolService* workers_ = nullptr;
+  const ServingGate* gate_ = nullptr;
 };
 
 }  // namespace ticketd::metrics

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "server/core/ticket_errc.h"
 #include "tests/support/scripted_store.h"
@@ -103,6 +106,48 @@ TEST(GroupCommitter, LaterMutationOfAKeyWinsInsideABatch) {
   auto k = store.get("k");
   ASSERT_TRUE(k && *k);
   EXPECT_EQ(**k, "second");
+}
+
+TEST(GroupCommitter, TheObserverSeesEachCommitWithItsGroupSize) {
+  ScriptedStore store;
+  GroupCommitter committer(store);
+  std::mutex mutex;
+  std::vector<GroupCommitter::CommitSample> seen;
+  committer.set_observer([&](const GroupCommitter::CommitSample& c) {
+    std::lock_guard lock(mutex);
+    seen.push_back(c);
+  });
+  store.hold();
+  committer.submit(put("a", "1"), [](const DetailedResult<void>&) {});
+  store.wait_entered(1);
+  store.fail_next(1);  // the held commit fails; the batched one succeeds
+  for (int i = 0; i < 3; ++i) {
+    std::vector<Mutation> two = put("b" + std::to_string(i), "v");
+    two.push_back(Mutation{"c" + std::to_string(i), "v"});
+    committer.submit(std::move(two), [](const DetailedResult<void>&) {});
+  }
+  store.release();
+  committer.stop();
+  std::lock_guard lock(mutex);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].requests, 1u);
+  EXPECT_EQ(seen[0].mutations, 1u);
+  EXPECT_FALSE(seen[0].ok);
+  EXPECT_EQ(seen[1].requests, 3u);
+  EXPECT_EQ(seen[1].mutations, 6u);
+  EXPECT_TRUE(seen[1].ok);
+  EXPECT_EQ(committer.stats().total_latency_ns, seen[0].latency_ns + seen[1].latency_ns);
+}
+
+TEST(GroupCommitter, ARemovedObserverIsNotCalledAgain) {
+  ScriptedStore store;
+  GroupCommitter committer(store);
+  std::atomic<int> calls{0};
+  committer.set_observer([&](const GroupCommitter::CommitSample&) { ++calls; });
+  ASSERT_TRUE(commit_and_wait(committer, put("a", "1")));
+  committer.set_observer({});
+  ASSERT_TRUE(commit_and_wait(committer, put("b", "1")));
+  EXPECT_EQ(calls.load(), 1);
 }
 
 TEST(GroupCommitter, SubmitAfterStopFailsWithShuttingDown) {
