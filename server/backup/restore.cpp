@@ -24,8 +24,8 @@ std::string fixed1(double v) {
   return buf;
 }
 
-// A tombstone keeps no cache size: the default one stands in for it.
-constexpr std::uint64_t kDefaultCacheForTombstones = SequenceSpec{}.cache;
+// A tombstone keeps no cache size: the default one (SequenceSpec's) stands in for it.
+constexpr std::uint64_t kDefaultCacheForTombstones = 1000;
 
 }  // namespace
 
@@ -40,9 +40,10 @@ DetailedResult<RestorePlan> plan_restore(const BackupManifest& manifest, Counter
       refusals.push_back("--skip-ahead " + name + ": the backup holds no sequence of that name");
     }
   }
-  for (const auto& [name, _] : options.gapless_last_used) {
+  for (const auto& stated : options.gapless_last_used) {
+    const std::string& name = stated.first;
     auto it = std::find_if(manifest.sequences.begin(), manifest.sequences.end(),
-                           [&](const auto& s) { return s.name == name; });
+                           [&name](const auto& s) { return s.name == name; });
     if (it == manifest.sequences.end() || it->kind != SequenceKind::kGapless || it->tombstone) {
       refusals.push_back("--gapless " + name +
                          ": the backup holds no gapless sequence of that name");
