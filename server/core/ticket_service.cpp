@@ -613,8 +613,9 @@ SequenceDescription TicketService::describe_handle(const std::string& name,
           const auto audit = p->audit(0);
           d.spec = p->spec();
           d.spec.kind = SequenceKind::kGapless;
+          // audit(0) lists nothing; the count comes from counts().
           d.gapless = SequenceDescription::Gapless{p->options(), p->next_value(),
-                                                   audit.committed_through, audit.pending.size()};
+                                                   audit.committed_through, p->counts().pending};
         } else if constexpr (std::is_same_v<T, SnowflakeGenerator>) {
           d.snowflake = SequenceDescription::Snowflake{p->layout(), p->worker_id(), p->policy(),
                                                        p->stats().issued};

@@ -93,6 +93,23 @@ TEST(SequenceRegistry, AGaplessSequenceIsStoredBeforeItIssuesANumber) {
   EXPECT_TRUE(verify_gapless_records(*store.scan(kGaplessPrefix)).empty());
 }
 
+TEST(SequenceRegistry, DescribingAGaplessSequenceCountsItsPendingReservations) {
+  MemoryCounterStore store;
+  testing::FakeClock clock;
+  Registry r(store, clock);
+  ASSERT_TRUE(r.create(SequenceKind::kGapless, "G"));
+  auto g = r.service.find_gapless("G");
+  ASSERT_NE(g, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    std::promise<DetailedResult<Reservation>> p;
+    g->reserve("h", 0, [&p](DetailedResult<Reservation> res) { p.set_value(std::move(res)); });
+    ASSERT_TRUE(p.get_future().get());
+  }
+  auto d = r.service.describe("G");
+  ASSERT_TRUE(d && d->gapless);
+  EXPECT_EQ(d->gapless->pending, 2u);
+}
+
 TEST(SequenceRegistry, KindNamesRoundTripForEveryKind) {
   for (const auto kind : kAllSequenceKinds) {
     EXPECT_EQ(parse_kind(kind_name(kind)), kind) << kind_name(kind);
