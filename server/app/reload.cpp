@@ -185,8 +185,9 @@ DetailedResult<std::vector<std::string>> Reloader::reload() {
     }
     applied.push_back("sequences." + s.name + (added ? " (added)" : " (settings applied)"));
   }
+  const auto new_sequences = by_name(next.sequences);
   for (const auto& [name, _] : old_sequences) {
-    if (!by_name(next.sequences).contains(name)) {
+    if (!new_sequences.contains(name)) {
       log::info("reload: sequence '" + name +
                 "' is no longer in the config file; it keeps serving (drop it explicitly)");
     }
