@@ -309,9 +309,7 @@ void OnlineBackups::take(backup::BackupCallback done) {
 DetailedResult<backup::TakenBackup> OnlineBackups::take_now() {
   std::lock_guard lock(mutex_);
   // The last seconds' rate into the history, so the backup's peaks are current.
-  std::promise<DetailedResult<void>> sampled;
-  engine_.rates().sample([&sampled](const DetailedResult<void>& r) { sampled.set_value(r); });
-  if (auto r = sampled.get_future().get(); !r) {
+  if (auto r = sample_and_wait(engine_.rates()); !r) {
     log::warn("backup: the issue rates could not be written (" + r.error().message +
               "); the backup holds the previous minute's");
   }

@@ -280,9 +280,7 @@ void Engine::stop() {
   if (etcd_worker_.lease) etcd_worker_.lease->stop();
 
   // The open issue-rate window, so a backup of the stopped server knows the last run's rate.
-  std::promise<DetailedResult<void>> sampled;
-  rates_.sample([&sampled](const DetailedResult<void>& r) { sampled.set_value(r); });
-  if (auto r = sampled.get_future().get(); !r) {
+  if (auto r = sample_and_wait(rates_); !r) {
     log::warn("issue rates: the last window was not written: " + r.error().message);
   }
   // Everything accepted has been answered or failed; commit what is queued, then close.

@@ -1,6 +1,7 @@
 #include "server/core/issue_rate.h"
 
 #include <algorithm>
+#include <future>
 #include <utility>
 #include <vector>
 
@@ -142,6 +143,12 @@ void IssueRateTracker::sample(std::function<void(DetailedResult<void>)> done) {
 std::map<std::string, IssueRateHistory> IssueRateTracker::histories() const {
   std::lock_guard lock(mutex_);
   return {histories_.begin(), histories_.end()};
+}
+
+DetailedResult<void> sample_and_wait(IssueRateTracker& tracker) {
+  std::promise<DetailedResult<void>> sampled;
+  tracker.sample([&sampled](const DetailedResult<void>& r) { sampled.set_value(r); });
+  return sampled.get_future().get();
 }
 
 }  // namespace ticketd

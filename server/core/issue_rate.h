@@ -81,4 +81,8 @@ class IssueRateTracker {
   std::unordered_map<std::string, bool> unwritten_;  // changed since the last durable write
 };
 
+/// sample() and wait until its write is durable: for a backup's thread and shutdown, never an
+/// I/O thread.
+[[nodiscard]] DetailedResult<void> sample_and_wait(IssueRateTracker& tracker);
+
 }  // namespace ticketd
