@@ -18,7 +18,6 @@ import re
 import resource
 import shutil
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -34,14 +33,11 @@ UNIT = "/lib/systemd/system/ticketd.service"
 DATA = "/var/lib/ticketd"
 with open(os.path.join(SOURCE, "CMakeLists.txt")) as _f:
     VERSION = re.search(r"project\(ticketd VERSION (\S+)", _f.read()).group(1)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from ticketd_process import free_port  # noqa: E402
+
 ARCH = subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
                       text=True).stdout.strip()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(*args, check=True, **kw):

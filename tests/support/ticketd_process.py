@@ -1,5 +1,6 @@
 """Starts a real ticketd on loopback for tests: free ports, temporary data dir, log capture."""
 import os
+import random
 import shutil
 import signal
 import socket
@@ -10,10 +11,56 @@ import time
 BINARY = os.environ.get("TICKETD_BINARY", "build/ticketd")
 
 
+# Ports for listeners are taken below the kernel's ephemeral range: a port the kernel handed out
+# with bind(0) and that we then released is soon handed out again as the local end of some other
+# test's client connection, and the listener that wanted it fails with "Address already in use"
+# (seen in CI under ctest -j). A port is reserved across processes of one machine by a file created
+# with O_EXCL; reservations older than RESERVATION_TTL_S are free again.
+PORT_RANGE = (12000, 32000)
+RESERVATION_DIR = os.path.join(tempfile.gettempdir(), "ticketd-test-ports")
+RESERVATION_TTL_S = 3600
+
+
+def _ephemeral_range():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(x) for x in f.read().split())
+            return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def _reserve(port):
+    os.makedirs(RESERVATION_DIR, exist_ok=True)
+    path = os.path.join(RESERVATION_DIR, str(port))
+    try:
+        if time.time() - os.stat(path).st_mtime > RESERVATION_TTL_S:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback TCP port nobody listens on, outside the ephemeral range, reserved for this
+    caller for an hour so that no other test process picks it meanwhile."""
+    low, high = PORT_RANGE
+    eph_low, eph_high = _ephemeral_range()
+    for _ in range(10000):
+        port = random.randrange(low, high)
+        if eph_low <= port <= eph_high or not _reserve(port):
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free loopback port outside the ephemeral range")
 
 
 class Ticketd:
