@@ -7,6 +7,7 @@
 #include "server/http/sequence_handlers.h"
 #include "server/http/snowflake_handlers.h"
 #include "server/http/ticket_handlers.h"
+#include "server/http/ui_handlers.h"
 #include "server/http/worker_handlers.h"
 
 namespace ticketd::http {
@@ -29,6 +30,9 @@ constexpr Route kRoutes[] = {
     {{kGet}, "/readyz", "readyz", true, get_readyz, Access::kPublic, kAnyQuery},
     {{kGet}, "/metrics", "metrics", false, get_metrics, Access::kMetrics, kAnyQuery},
     {{kGet}, "/v1/cluster", "cluster", false, get_cluster},
+    // The status page's static files (no data in them; the page calls the API with a token).
+    {{kGet}, "/ui", "ui", false, get_ui, Access::kPublic, kAnyQuery},
+    {{kGet}, "/ui/{file}", "ui_file", false, get_ui_file, Access::kPublic, kAnyQuery},
     {{kPost}, "/v1/admin/backup", "backup", false, post_backup},
     {{kPost}, "/v1/admin/reload", "reload", false, post_reload},
     {{kGet}, "/v1/sequences", "sequences_list", true, get_sequences},
@@ -69,6 +73,7 @@ constexpr Route kRoutes[] = {
      true,
      post_reservation_void},
     {{kGet}, "/v1/snowflake/decode/{id}", "snowflake_decode", false, get_snowflake_decode},
+    {{kGet}, "/v1/workers", "worker_pools_list", true, get_worker_pools},
     {{kGet}, "/v1/workers/{pool}", "worker_pool_get", true, get_worker_pool},
     {{kPost}, "/v1/workers/{pool}/leases", "worker_lease_acquire", true, post_worker_lease},
     {{kDelete},

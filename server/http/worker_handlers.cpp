@@ -30,6 +30,17 @@ DetailedResult<std::optional<std::int64_t>> read_high_water(const Request& req) 
 
 }  // namespace
 
+void get_worker_pools(const Reply& reply, const RouteRequest&) {
+  boost::json::array pools;
+  if (auto* workers = reply.deps().workers; workers != nullptr) {
+    for (const auto& name : workers->pool_names()) {
+      // A pool is never removed, so each listed name has a status.
+      if (auto status = workers->status(name)) pools.push_back(worker_pool_json(*status));
+    }
+  }
+  reply.json(status::ok, boost::json::object{{"pools", std::move(pools)}});
+}
+
 void get_worker_pool(const Reply& reply, const RouteRequest& in) {
   const std::string& pool = in.path.get("pool");
   auto* workers = reply.deps().workers;

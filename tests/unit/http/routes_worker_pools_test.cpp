@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <string>
 
 #include "server/http/routes.h"
@@ -43,6 +44,33 @@ Response keepalive(HttpEngine& e, const std::string& id, const std::string& body
 
 Response release(HttpEngine& e, const std::string& id, const std::string& body = "") {
   return e.call(make_request(verb::delete_, "/v1/workers/orders/leases/" + id, body));
+}
+
+TEST(HttpWorkerRoutes, ListingShowsEveryPoolWithItsLeases) {
+  HttpEngine e;
+  ASSERT_TRUE(e.workers.add_pool(WorkerPoolSpec{.name = "render", .size = 2}));
+  ASSERT_EQ(acquire(e, R"({"holder":"r-1"})", "render").result(), status::created);
+  auto r = e.call(make_request(verb::get, "/v1/workers"));
+  ASSERT_EQ(r.result(), status::ok) << r.body();
+  const auto pools = body_of(r).at("pools").as_array();
+  ASSERT_EQ(pools.size(), 2u);
+  // Each entry is what GET /v1/workers/{pool} answers for it.
+  for (const auto& p : pools) {
+    const std::string name(p.as_object().at("pool").as_string());
+    auto one = e.call(make_request(verb::get, "/v1/workers/" + name));
+    EXPECT_EQ(json::serialize(p), one.body()) << name;
+  }
+  EXPECT_EQ(pools[0].as_object().at("pool").as_string(), "orders");
+  EXPECT_EQ(pools[1].as_object().at("pool").as_string(), "render");
+  EXPECT_EQ(pools[1].as_object().at("leased").as_int64(), 1);
+}
+
+TEST(HttpWorkerRoutes, ListingWithoutPoolsIsEmpty) {
+  HttpEngine e;
+  e.deps.workers = nullptr;
+  auto r = e.call(make_request(verb::get, "/v1/workers"));
+  ASSERT_EQ(r.result(), status::ok) << r.body();
+  EXPECT_EQ(r.body(), R"({"pools":[]})");
 }
 
 TEST(HttpWorkerRoutes, AcquireReturnsTheLowestFreeIdWithItsTimes) {
