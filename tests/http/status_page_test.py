@@ -14,6 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from chromium import Chromium  # noqa: E402
+from etcd_process import Etcd  # noqa: E402
 from json_client import JsonClient  # noqa: E402
 from ticketd_process import Ticketd  # noqa: E402
 
@@ -39,6 +40,23 @@ sequences:
 worker_pools:
   - {{ name: render, size: 32 }}
 """ % TOKEN
+
+# Two instances on one etcd: the page on the standby says so and names the leader.
+HA_CONFIG = """
+storage:
+  engine: etcd
+  endpoints: [%s]
+  prefix: /ticketd/ui-test/
+  leader_ttl_s: 2
+mysql:
+  listen: 127.0.0.1:{mysql_port}
+  users:
+    - {{ name: ticket, password: ticket }}
+http:
+  listen: 127.0.0.1:{http_port}
+sequences:
+  - {{ name: Tickets64, kind: ticket }}
+"""
 
 HOSTILE_HOLDER = '<img src=x onerror="window.__pwned=1">'
 
@@ -272,6 +290,52 @@ class StatusPageWithoutTokensTest(unittest.TestCase):
         finally:
             b.close()
             d.cleanup()
+
+
+class StatusPageOnAStandbyTest(unittest.TestCase):
+    def test_a_standby_says_so_and_names_the_leader(self):
+        etcd = Etcd().start()
+        instances = []
+        b = None
+        try:
+            for _ in range(2):
+                instances.append(Ticketd(HA_CONFIG % etcd.endpoint).start(wait=False))
+            roles = {}
+            deadline = time.time() + 30
+            while time.time() < deadline and sorted(roles) != ["follower", "leader"]:
+                roles = {}
+                for t in instances:
+                    try:
+                        view = JsonClient(t.http_port, timeout=1).ok("GET", "/v1/cluster")
+                    except OSError:
+                        continue
+                    if view["role"] == "leader" and view["serving"]:
+                        roles["leader"] = (t, view)
+                    elif view["role"] == "follower" and view.get("leader"):
+                        roles["follower"] = (t, view)
+                time.sleep(0.1)
+            self.assertEqual(sorted(roles), ["follower", "leader"])
+            follower, view = roles["follower"]
+            b = Chromium()
+            b.navigate(f"http://127.0.0.1:{follower.http_port}/ui")
+            b.wait_for("document.body.dataset.state === 'standby'")
+            notice = b.evaluate("document.getElementById('notice').innerText")
+            self.assertIn("standby", notice)
+            leader, _ = roles["leader"]
+            self.assertEqual(view["leader"]["http"], f"127.0.0.1:{leader.http_port}")
+            self.assertIn(f"the leader is HTTP 127.0.0.1:{leader.http_port}, MySQL "
+                          f"127.0.0.1:{leader.mysql_port}", notice)
+            badge = b.evaluate("document.getElementById('ha').textContent")
+            self.assertTrue(badge.startswith("follower · "), badge)
+            self.assertIn(f"leader HTTP 127.0.0.1:{leader.http_port}", badge)
+            self.assertTrue(b.evaluate("document.getElementById('status').hidden"))
+            self.assertEqual(b.exceptions, [])
+        finally:
+            if b:
+                b.close()
+            for t in instances:
+                t.cleanup()
+            etcd.cleanup()
 
 
 if __name__ == "__main__":

@@ -218,12 +218,20 @@ function sequenceRow(s) {
   el('td', {}, exhaustion));
 }
 
+// GET /v1/cluster names an instance by its front ends' addresses.
+function instanceText(a) {
+  const parts = [];
+  if (a.http) parts.push('HTTP ' + a.http);
+  if (a.mysql) parts.push('MySQL ' + a.mysql);
+  return parts.join(', ');
+}
+
 function renderHa(cluster) {
   const ha = document.getElementById('ha');
   ha.className = 'badge ' + cluster.role;
   let text = cluster.role;
   if (cluster.term) text += ' · term ' + cluster.term;
-  if (cluster.role !== 'leader' && cluster.leader) text += ' · leader ' + cluster.leader;
+  if (cluster.role !== 'leader' && cluster.leader) text += ' · leader ' + instanceText(cluster.leader);
   ha.textContent = text;
   document.body.dataset.role = cluster.role;
 }
@@ -244,7 +252,7 @@ async function refresh() {
   } catch (e) {
     if (e instanceof ApiError && e.code === 'not_leader') {
       showNotice('This instance is a standby; the leader' +
-                 (cluster.leader ? ' is ' + cluster.leader : ' is not known yet') +
+                 (cluster.leader ? ' is ' + instanceText(cluster.leader) : ' is not known yet') +
                  '. Open its status page for the sequences.');
       document.body.dataset.state = 'standby';
       return;
