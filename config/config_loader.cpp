@@ -266,22 +266,6 @@ class Loader {
     }
     if (auto s = root["sequences"]) load_sequences(s, c);
     if (auto w = root["worker_pools"]) load_worker_pools(w, c);
-    if (c.storage.engine == StorageEngine::kEtcd) {
-      for (const auto& s : c.sequences) {
-        // Snowflake sequences keep a per-worker high-water mark that the etcd engine does not
-        // fence yet; the HA engine serves ticket sequences only.
-        if (s.kind == SequenceKind::kSnowflake) {
-          errors_.push_back(source_ + ":" + std::to_string(s.line) + ": sequences." + s.name +
-                            ".kind: snowflake is not supported with storage.engine etcd");
-        }
-      }
-      // Worker pools load their leases when ticketd starts, not when it wins the election, so a
-      // new leader would not see leases granted by the previous one.
-      for (const auto& p : c.worker_pools) {
-        errors_.push_back(source_ + ":" + std::to_string(p.line) + ": worker_pools." + p.name +
-                          ": worker pools are not supported with storage.engine etcd");
-      }
-    }
     return c;
   }
 

@@ -114,8 +114,13 @@ int Daemon::run() {
   asio::post(ioc, [] { notify_ready(); });
   pool.run();
 
-  // Resigns (revokes the lease) when still leading, so a standby takes over at once.
-  if (election) election->stop();
+  // Resigns (revokes the lease) when still leading, so a standby takes over at once; first
+  // the Snowflake marks come down to the last tick used (fenced: only while still leading),
+  // so the next leader does not wait out the margin.
+  if (election) {
+    engine.close_snowflakes();
+    election->stop();
+  }
   reloader.stop();
   engine.stop();
   log::info("ticketd stopped");

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "server/app/config_mapping.h"
+#include "server/base/log.h"
 #include "server/base/parse_int.h"
 #include "server/core/gapless_sequence.h"
 #include "server/core/sequence_spec.h"
@@ -147,14 +148,13 @@ Engine::Engine(const config::Config& config, Storage storage)
       store_reads_(clock_),
       workers_(*storage_.store, committer_, clock_) {
   // Sequences of every kind can be created at run time; their Snowflake generators use the
-  // server's layout and worker ID (not with the etcd engine: Snowflake state is not fenced).
+  // server's layout and worker ID. With the etcd engine their high-water marks are fenced
+  // writes like every other, so a deposed leader cannot raise one.
   RuntimeKinds runtime{&clock_, &store_reads_, nullptr};
-  if (!ha_) {
-    runtime.open_snowflake = [this](const std::string& name) {
-      return open_snowflake(name, config_.snowflake, *storage_.store, committer_, clock_,
-                            etcd_worker_.lease);
-    };
-  }
+  runtime.open_snowflake = [this](const std::string& name) {
+    return open_snowflake(name, config_.snowflake, *storage_.store, committer_, clock_,
+                          etcd_worker_.lease);
+  };
   service_.enable_runtime_kinds(std::move(runtime));
 }
 
@@ -164,12 +164,21 @@ StartupResult<std::unique_ptr<Engine>> Engine::open(const config::Config& config
                      : open_rocksdb_storage(config.data_dir);
   if (!storage) return storage.error();
   std::unique_ptr<Engine> engine(new Engine(config, std::move(*storage)));
+  // The worker ID from etcd is this instance's whatever its role: claimed before anything.
+  if (auto r = engine->start_worker_lease(); !r) return r.error();
   if (!engine->ha_) {
-    if (auto r = engine->load(); !r) return StartupError{1, r.error().message};
+    if (auto r = engine->load_all(); !r) return r.error();
   }
-  if (auto r = engine->open_snowflakes(); !r) return r.error();
-  if (auto r = engine->add_worker_pools(); !r) return r.error();
   return engine;
+}
+
+// Sequences of every kind, Snowflake generators above their stored marks, and worker pools
+// with their stored leases: at start with RocksDB, after winning the election with etcd.
+StartupResult<void> Engine::load_all() {
+  if (auto r = load(); !r) return StartupError{1, r.error().message};
+  if (auto r = open_snowflakes(); !r) return r.error();
+  if (auto r = add_worker_pools(); !r) return r.error();
+  return {};
 }
 
 // Loads every sequence and makes the configured ones exist: at start with RocksDB, after
@@ -229,11 +238,16 @@ DetailedResult<void> Engine::load() {
 }
 
 DetailedResult<void> Engine::take_over(std::int64_t revision) {
+  // Every write from here on is fenced on this term, and every read sees what the previous
+  // leader committed (its writes all precede this term's leader key). A Snowflake generator
+  // opened now resumes above the previous leader's durable high-water mark, so it waits past
+  // every tick that leader may have used; pool leases keep their absolute expiry times.
   storage_.etcd_store->set_fence(revision);
-  return load();
+  if (auto r = load_all(); !r) return Error{TicketErrc::kStorageFailed, r.error().message};
+  return {};
 }
 
-StartupResult<void> Engine::open_snowflakes() {
+StartupResult<void> Engine::start_worker_lease() {
   const bool any_snowflake =
       std::any_of(config_.sequences.begin(), config_.sequences.end(),
                   [](const auto& s) { return s.kind == config::SequenceKind::kSnowflake; });
@@ -242,6 +256,16 @@ StartupResult<void> Engine::open_snowflakes() {
       return StartupError{1, r.error().message};
     }
   }
+  return {};
+}
+
+void Engine::close_snowflakes() {
+  for (const auto& g : service_.snowflakes()) {
+    if (auto r = g->close(); !r) log::warn("snowflake '" + g->name() + "': " + r.error().message);
+  }
+}
+
+StartupResult<void> Engine::open_snowflakes() {
   for (const auto& s : config_.sequences) {
     if (s.kind != config::SequenceKind::kSnowflake) continue;
     auto generator = open_snowflake(s.name, config_.snowflake, *storage_.store, committer_, clock_,
@@ -270,10 +294,9 @@ StartupResult<void> Engine::add_worker_pools() {
 }
 
 void Engine::stop() {
-  // Lower each Snowflake high-water mark to the last tick used, so a restart barely waits.
-  for (const auto& g : service_.snowflakes()) {
-    if (auto r = g->close(); !r) log::warn("snowflake '" + g->name() + "': " + r.error().message);
-  }
+  // Lower each Snowflake high-water mark to the last tick used, so a restart barely waits
+  // (done already, before resigning, by an etcd leader: then this does nothing).
+  close_snowflakes();
   retries_.stop();
   store_reads_.stop();
   // Revoke the worker-ID lease: the ID is free at once, its mark stays for the next holder.

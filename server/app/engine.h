@@ -62,8 +62,14 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   /// storage.engine etcd, on winning the election: fences the store on the new term, then loads
-  /// every sequence, so the new leader continues above every stored ceiling.
+  /// every sequence, so the new leader continues above every stored ceiling, opens the
+  /// Snowflake generators above the stored high-water marks and the worker pools with their
+  /// stored leases. Called once per process (a deposed leader restarts).
   [[nodiscard]] DetailedResult<void> take_over(std::int64_t revision);
+
+  /// Lowers each Snowflake high-water mark to the last tick used and issues no more Snowflake
+  /// IDs. An etcd leader calls it before resigning, so the next leader barely waits.
+  void close_snowflakes();
 
   /// After the io_context's threads joined: closes the Snowflakes, stops the background threads,
   /// revokes the worker-ID lease, commits what is queued and answers gapless waiters.
@@ -85,7 +91,9 @@ class Engine {
  private:
   Engine(const config::Config& config, Storage storage);
 
+  [[nodiscard]] StartupResult<void> load_all();
   [[nodiscard]] DetailedResult<void> load();
+  [[nodiscard]] StartupResult<void> start_worker_lease();
   [[nodiscard]] StartupResult<void> open_snowflakes();
   [[nodiscard]] StartupResult<void> add_worker_pools();
 

@@ -111,6 +111,13 @@ std::vector<std::string> fixed_changes(const config::Config& running, const conf
   }
   const auto old_pools = by_name(running.worker_pools);
   const auto new_pools = by_name(next.worker_pools);
+  for (const auto& [name, _] : new_pools) {
+    // A follower's pools would hold the leases it read before it leads; a leader loads the
+    // config's pools with the stored leases when it takes over.
+    if (!old_pools.contains(name)) {
+      check(ha, "worker_pools." + name + " (added: with storage.engine etcd, at the next start)");
+    }
+  }
   for (const auto& [name, p] : old_pools) {
     auto it = new_pools.find(name);
     if (it == new_pools.end()) {

@@ -93,7 +93,7 @@ TEST(Reload, TellsWhichChangesCannotApplyWhileRunning) {
   }
 }
 
-TEST(Reload, WithTheEtcdEngineSequencesChangeOnlyAtTheNextStart) {
+TEST(Reload, WithTheEtcdEngineSequencesAndPoolsChangeOnlyAtTheNextStart) {
   config::Config running = base();
   running.storage.engine = config::StorageEngine::kEtcd;
   running.worker_pools.clear();
@@ -103,6 +103,12 @@ TEST(Reload, WithTheEtcdEngineSequencesChangeOnlyAtTheNextStart) {
   config::Config changed = running;
   changed.sequences[0].cache = 5;
   ASSERT_EQ(fixed_changes(running, changed).size(), 1u);
+  config::Config pool = running;
+  pool.worker_pools.push_back({.name = "render", .size = 4});
+  const auto fixed = fixed_changes(running, pool);
+  ASSERT_EQ(fixed.size(), 1u);
+  EXPECT_EQ(fixed[0].rfind("worker_pools.render (added: with storage.engine etcd", 0), 0u)
+      << fixed[0];
   config::Config users = running;
   users.mysql.users.push_back({.name = "app"});
   EXPECT_TRUE(fixed_changes(running, users).empty());

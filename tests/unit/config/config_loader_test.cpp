@@ -372,14 +372,17 @@ TEST(ConfigLoader, EtcdStorageErrorsNameKeyAndLine) {
                {"storage.prefix", "only used with engine etcd"});
   expect_error("storage:\n  engine: etcd\n  endpoints: [http://a:1]\n  ttl: 3\n",
                {"storage.ttl", "unknown key"});
-  expect_error(
+}
+
+TEST(ConfigLoader, EveryKindAndWorkerPoolsServeOnTheEtcdEngine) {
+  auto r = load(
       "storage:\n  engine: etcd\n  endpoints: [http://a:1]\nsequences:\n"
-      "  - { name: S, kind: snowflake }\n",
-      {"sequences.S.kind", "not supported with storage.engine etcd"});
-  expect_error(
-      "storage:\n  engine: etcd\n  endpoints: [http://a:1]\nworker_pools:\n"
-      "  - { name: orders, size: 8 }\n",
-      {"t.yaml:5: worker_pools.orders", "not supported with storage.engine etcd"});
+      "  - { name: S, kind: snowflake }\n  - { name: U, kind: uuidv7 }\n"
+      "  - { name: G, kind: gapless }\n  - { name: T }\n"
+      "worker_pools:\n  - { name: orders, size: 8 }\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_EQ(r.config->sequences.size(), 4u);
+  EXPECT_EQ(r.config->worker_pools.size(), 1u);
 }
 
 TEST(ConfigLoader, EmptyOrNullConfigIsRefused) {
