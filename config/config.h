@@ -157,6 +157,16 @@ struct StorageConfig {
   friend bool operator==(const StorageConfig&, const StorageConfig&) = default;
 };
 
+/// What an HTTP follower answers on the routes only the leader serves (`ha.follower_http`).
+enum class FollowerHttp { kRefuse, kRedirect };
+
+/// The `ha:` section: behaviour of standby instances (storage.engine etcd).
+struct HaConfig {
+  /// refuse: 503 not_leader naming the leader; redirect: 307 to the same target on the leader.
+  FollowerHttp follower_http = FollowerHttp::kRefuse;
+  friend bool operator==(const HaConfig&, const HaConfig&) = default;
+};
+
 /// The `backup:` section. `dir` is where POST /v1/admin/backup writes backups (one directory
 /// each); empty: online backups are off.
 struct BackupConfig {
@@ -178,6 +188,7 @@ struct Config {
   Defaults defaults;
   SnowflakeConfig snowflake;
   StorageConfig storage;
+  HaConfig ha;
   SecurityConfig security;
   BackupConfig backup;
   std::vector<SequenceConfig> sequences;

@@ -32,6 +32,8 @@ constexpr Word<LogLevel> kLogLevels[] = {{"debug", LogLevel::kDebug},
                                          {"info", LogLevel::kInfo},
                                          {"warn", LogLevel::kWarn},
                                          {"error", LogLevel::kError}};
+constexpr Word<FollowerHttp> kFollowerHttp[] = {{"refuse", FollowerHttp::kRefuse},
+                                                {"redirect", FollowerHttp::kRedirect}};
 constexpr Word<StorageEngine> kStorageEngines[] = {{"rocksdb", StorageEngine::kRocksDb},
                                                    {"etcd", StorageEngine::kEtcd}};
 constexpr Word<SequenceKind> kSequenceKinds[] = {{"ticket", SequenceKind::kTicket},
@@ -239,7 +241,7 @@ class Loader {
     }
     if (!expect_map(root, "",
                     {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "snowflake",
-                     "storage", "security", "backup", "sequences", "worker_pools"})) {
+                     "storage", "ha", "security", "backup", "sequences", "worker_pools"})) {
       return c;
     }
     get_string(root, "", "data_dir", c.data_dir);
@@ -256,6 +258,15 @@ class Loader {
       if (expect_map(sec, "security", {"strict_config_permissions"})) {
         get_bool(sec, "security", "strict_config_permissions",
                  c.security.strict_config_permissions);
+      }
+    }
+    if (auto ha = root["ha"]) {
+      if (expect_map(ha, "ha", {"follower_http"})) {
+        get_word(ha, "ha", "follower_http", kFollowerHttp, c.ha.follower_http,
+                 [](const std::string&) { return "expected refuse or redirect"; });
+        if (c.storage.engine != StorageEngine::kEtcd) {
+          error(ha, "ha", "only used with storage.engine etcd");
+        }
       }
     }
     if (auto b = root["backup"]) {

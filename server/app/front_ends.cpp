@@ -49,6 +49,7 @@ http::HttpOptions http_options(const config::Config& c) {
   o.max_connections = c.http.max_connections;
   o.header_timeout = c.http.header_timeout;
   o.idle_timeout = c.http.idle_timeout;
+  o.follower_redirect = c.ha.follower_http == config::FollowerHttp::kRedirect;
   return o;
 }
 

@@ -90,6 +90,7 @@ std::vector<std::string> fixed_changes(const config::Config& running, const conf
   }
   check(running.security != next.security, "security");
   check(running.backup != next.backup, "backup");
+  check(running.ha != next.ha, "ha");
 
   const auto old_sequences = by_name(running.sequences);
   const auto new_sequences = by_name(next.sequences);

@@ -68,6 +68,17 @@ void Reply::no_content() const {
   send(std::move(res));
 }
 
+void Reply::redirect_to_leader(const Error& e, std::string_view location) const {
+  deps_->metrics.error(kHttpFrontend, "not_leader");
+  Response res = response(status::temporary_redirect);
+  res.set(field::content_type, kJson);
+  res.set(field::cache_control, "no-store");
+  res.set(field::location, location);
+  res.body() = not_leader_body("not_leader", e.message, deps_->gate->view().leader.http);
+  res.prepare_payload();
+  send(std::move(res));
+}
+
 void Reply::fail(const Error& e, std::string_view allow) const {
   const auto m = map_error(e.code);
   deps_->metrics.error(kHttpFrontend, m.code);

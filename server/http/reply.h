@@ -49,6 +49,9 @@ class Reply {
   /// of a 405. A not_leader answer names the leader, when the gate knows it.
   void fail(const Error& e, std::string_view allow = {}) const;
   void fail(ErrorCode code, std::string message) const { fail(Error{code, std::move(message)}); }
+  /// A follower with `ha.follower_http: redirect`: 307 to `location` (the same target on the
+  /// leader; method and body are kept by clients that follow it) with the not_leader body.
+  void redirect_to_leader(const Error& e, std::string_view location) const;
 
  private:
   using Clock = std::chrono::steady_clock;

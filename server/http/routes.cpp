@@ -43,6 +43,18 @@ DetailedResult<void> check_query(const Route& route, const QueryParams& query) {
 
 }  // namespace
 
+std::optional<std::string> leader_location(std::string_view leader_http, bool tls,
+                                           std::string_view target) {
+  const auto colon = leader_http.rfind(':');
+  if (leader_http.empty() || colon == std::string_view::npos || colon == 0) return std::nullopt;
+  const auto host = leader_http.substr(0, colon);
+  if (host == "0.0.0.0" || host == "[::]" || host == "::") return std::nullopt;
+  if (target.empty() || target.front() != '/') return std::nullopt;
+  std::string out(tls ? "https://" : "http://");
+  out.append(leader_http).append(target);
+  return out;
+}
+
 void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done,
                     std::shared_ptr<net::Handoff> handoff) {
   if (handoff == nullptr) handoff = std::make_shared<net::Handoff>();
@@ -77,7 +89,13 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
   }
   if (auto r = check_query(route, target->query); !r) return reply.fail(r.error());
   if (route.needs_leader && deps.gate != nullptr && !deps.gate->serving()) {
-    return reply.fail(deps.gate->not_serving_error(true));
+    const Error refused = deps.gate->not_serving_error(true);
+    if (deps.options.follower_redirect && route.access != Access::kPublic) {
+      const auto location =
+          leader_location(deps.gate->view().leader.http, deps.tls != nullptr, req.target());
+      if (location) return reply.redirect_to_leader(refused, *location);
+    }
+    return reply.fail(refused);
   }
   handoff->begin();
   route.handler(reply, RouteRequest{req, m.params, target->query});

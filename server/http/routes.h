@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,9 @@ struct HttpOptions {
   /// Open HTTP connections above this are answered 503 and closed at once (the file
   /// descriptors are shared with the MySQL front end).
   std::size_t max_connections = 1000;
+  /// `ha.follower_http: redirect`: a follower answers the leader's token routes with 307 to
+  /// the leader (probes keep 503: a load balancer must see a standby as down).
+  bool follower_redirect = false;
 };
 
 /// What the front end works with. Owned by the daemon; every member outlives all sessions.
@@ -91,6 +95,13 @@ struct HttpDeps {
 inline constexpr std::size_t kDefaultLeaseListLimit = 20;
 inline constexpr std::size_t kMaxLeaseListLimit = 1000;
 inline constexpr std::size_t kMaxHolderLength = 128;
+
+/// Where a follower sends a request for `target` (origin form): the same target on the
+/// leader's HTTP address ("HOST:PORT", "[v6]:PORT"), with the scheme of this front end.
+/// Nullopt when the leader is not known or listens on an address no client can reach
+/// (0.0.0.0, [::]): then the follower refuses with 503 as without redirects.
+[[nodiscard]] std::optional<std::string> leader_location(std::string_view leader_http, bool tls,
+                                                         std::string_view target);
 
 /// Answers one request. `done` is called exactly once, inline or later. The handler's engine
 /// calls resume through `handoff` (one per session), so building the response and recording

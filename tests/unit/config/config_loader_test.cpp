@@ -374,6 +374,21 @@ TEST(ConfigLoader, EtcdStorageErrorsNameKeyAndLine) {
                {"storage.ttl", "unknown key"});
 }
 
+TEST(ConfigLoader, FollowerHttpIsRefuseOrRedirectWithEtcd) {
+  const std::string etcd = "storage:\n  engine: etcd\n  endpoints: [http://a:1]\n";
+  auto def = load(etcd);
+  ASSERT_TRUE(def.config);
+  EXPECT_EQ(def.config->ha.follower_http, FollowerHttp::kRefuse);
+  auto r = load(etcd + "ha:\n  follower_http: redirect\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_EQ(r.config->ha.follower_http, FollowerHttp::kRedirect);
+  expect_error(etcd + "ha:\n  follower_http: proxy\n",
+               {"t.yaml:5: ha.follower_http", "expected refuse or redirect"});
+  expect_error(etcd + "ha:\n  follower: redirect\n", {"ha.follower", "unknown key"});
+  expect_error("ha:\n  follower_http: redirect\n",
+               {"t.yaml:2: ha", "only used with storage.engine etcd"});
+}
+
 TEST(ConfigLoader, EveryKindAndWorkerPoolsServeOnTheEtcdEngine) {
   auto r = load(
       "storage:\n  engine: etcd\n  endpoints: [http://a:1]\nsequences:\n"

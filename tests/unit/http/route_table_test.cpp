@@ -225,6 +225,46 @@ TEST(RouteTable, NeedsLeaderRowsAreRefusedByAClosedGateAndOthersAreNot) {
   EXPECT_FALSE(e.tickets.exists("p0"));  // the refused PUT created nothing
 }
 
+TEST(RouteTable, ARedirectingFollowerSendsTokenRoutesToTheLeaderAndKeepsProbesAt503) {
+  HttpOptions options;
+  options.follower_redirect = true;
+  HttpEngine e(std::move(options));
+  ClosedGate closed(e.clock);
+  e.deps.gate = &closed.gate;
+  std::size_t redirected = 0;
+  for (const auto& row : route_table()) {
+    if (!row.needs_leader) continue;
+    for (auto method : row.methods.members()) {
+      const auto target = target_for(row.pattern);
+      auto r = e.call(make_request(method, target));
+      ASSERT_EQ(error_code_of(r), "not_leader") << target << " " << r.body();
+      if (row.access == Access::kPublic) {
+        EXPECT_EQ(r.result(), status::service_unavailable) << target;  // /readyz
+        EXPECT_EQ(r[field::location], "") << target;
+      } else {
+        ++redirected;
+        EXPECT_EQ(r.result(), status::temporary_redirect) << target;
+        EXPECT_EQ(r[field::location], "http://10.0.0.1:8080" + target) << target;
+      }
+    }
+  }
+  EXPECT_GT(redirected, 15u);
+  // The query and the encoded path travel as sent.
+  auto r = e.call(make_request(verb::get, "/v1/sequences/a%2Fb/blocks?limit=3"));
+  EXPECT_EQ(r[field::location], "http://10.0.0.1:8080/v1/sequences/a%2Fb/blocks?limit=3");
+  EXPECT_FALSE(e.tickets.exists("p0"));
+}
+
+TEST(RouteTable, LeaderLocationNeedsAReachableLeader) {
+  EXPECT_EQ(leader_location("10.0.0.1:8080", false, "/v1/x?y=1"), "http://10.0.0.1:8080/v1/x?y=1");
+  EXPECT_EQ(leader_location("[fd00::1]:8443", true, "/v1/x"), "https://[fd00::1]:8443/v1/x");
+  EXPECT_EQ(leader_location("", false, "/v1/x"), std::nullopt);  // no leader known
+  EXPECT_EQ(leader_location("0.0.0.0:8080", false, "/v1/x"), std::nullopt);
+  EXPECT_EQ(leader_location("[::]:8080", false, "/v1/x"), std::nullopt);
+  EXPECT_EQ(leader_location("10.0.0.1:8080", false, "http://evil/v1/x"), std::nullopt);
+  EXPECT_EQ(leader_location("nocolon", false, "/v1/x"), std::nullopt);
+}
+
 TEST(RouteTable, AServingLeaderPassesTheGate) {
   HttpEngine e;
   ServingGate gate(e.clock, {"127.0.0.1:3307", "127.0.0.1:8081"}, 10000, 2000);
