@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/url/encode.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
+#include <boost/url/url_view.hpp>
 #include <cctype>
 #include <utility>
 
@@ -34,44 +38,9 @@ Error bad_url(std::string what) {
                "--from: " + what + " (expected mysql://USER[:PASS]@HOST[:PORT]/DB)"};
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::optional<std::string> percent_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '%') {
-      out += text[i];
-      continue;
-    }
-    if (i + 2 >= text.size()) return std::nullopt;
-    const int hi = hex_digit(text[i + 1]);
-    const int lo = hex_digit(text[i + 2]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-    i += 2;
-  }
-  return out;
-}
-
+// USER, PASS and DB as masked() prints them: every byte but the unreserved ones escaped.
 std::string percent_encode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    }
-  }
-  return out;
+  return boost::urls::encode(text, boost::urls::unreserved_chars);
 }
 
 struct IntegerType {
@@ -137,57 +106,47 @@ const boost::system::error_category& import_category() noexcept {
 DetailedResult<MysqlUrl> parse_mysql_url(std::string_view text) {
   constexpr std::string_view kScheme = "mysql://";
   if (!text.starts_with(kScheme)) return bad_url("the scheme must be mysql://");
-  std::string_view rest = text.substr(kScheme.size());
-  const auto slash = rest.find('/');
-  if (slash == std::string_view::npos) return bad_url("no database");
-  std::string_view authority = rest.substr(0, slash);
-  std::string_view path = rest.substr(slash + 1);
-  // The password may hold any byte once percent-encoded; the last '@' ends the user info.
+  // The mysql client takes a raw '@' in a password, and so do we: the last '@' of the
+  // authority ends the user info, and any earlier one is escaped before RFC 3986 parsing.
+  const auto authority_end = text.find_first_of("/?#", kScheme.size());
+  const auto authority = text.substr(0, authority_end);
   const auto at = authority.rfind('@');
-  if (at == std::string_view::npos) return bad_url("no user");
-  std::string_view userinfo = authority.substr(0, at);
-  std::string_view hostport = authority.substr(at + 1);
+  if (at == std::string_view::npos || at < kScheme.size()) return bad_url("no user");
+  std::string escaped(text.substr(0, kScheme.size()));
+  for (const char c : text.substr(kScheme.size(), at - kScheme.size())) {
+    if (c == '@') {
+      escaped += "%40";
+    } else {
+      escaped += c;
+    }
+  }
+  escaped += text.substr(at);
+  auto parsed = boost::urls::parse_uri(escaped);
+  if (!parsed) {
+    // Never the text itself: it may hold the password.
+    return bad_url(
+        "not a valid URL (a bad %-escape, an unclosed '[', or a port that is not a "
+        "number)");
+  }
+  const boost::urls::url_view& u = *parsed;
   MysqlUrl url;
-  const auto colon = userinfo.find(':');
-  auto user = percent_decode(userinfo.substr(0, colon));
-  if (!user || user->empty()) return bad_url("no user, or a bad %-escape in it");
-  url.user = std::move(*user);
-  if (colon != std::string_view::npos) {
-    auto password = percent_decode(userinfo.substr(colon + 1));
-    if (!password) return bad_url("a bad %-escape in the password");
-    url.password = std::move(*password);
-  }
-  std::string_view port_text;
-  if (hostport.starts_with('[')) {
-    const auto close = hostport.find(']');
-    if (close == std::string_view::npos) return bad_url("an unclosed '[' in the host");
-    url.host = std::string(hostport.substr(1, close - 1));
-    std::string_view after = hostport.substr(close + 1);
-    if (!after.empty()) {
-      if (!after.starts_with(':')) return bad_url("junk after the host");
-      port_text = after.substr(1);
-      if (port_text.empty()) return bad_url("an empty port");
-    }
-  } else {
-    const auto pc = hostport.rfind(':');
-    url.host = std::string(hostport.substr(0, pc));
-    if (pc != std::string_view::npos) {
-      port_text = hostport.substr(pc + 1);
-      if (port_text.empty()) return bad_url("an empty port");
-    }
-  }
+  url.user = u.user();
+  if (url.user.empty()) return bad_url("no user");
+  if (u.has_password()) url.password = u.password();
+  url.host = u.host_address();
   if (url.host.empty()) return bad_url("no host");
-  if (!port_text.empty()) {
-    auto port = parse_int<std::uint16_t>(port_text);
+  if (u.has_port()) {
+    if (u.port().empty()) return bad_url("an empty port");
+    auto port = parse_int<std::uint16_t>(u.port());
     if (!port || *port == 0) return bad_url("the port must be 1..65535");
     url.port = *port;
   }
-  if (path.find_first_of("/?#") != std::string_view::npos) {
+  const std::string_view path = u.encoded_path();
+  if (path.size() <= 1) return bad_url("no database");
+  if (u.has_query() || u.has_fragment() || path.substr(1).find('/') != std::string_view::npos) {
     return bad_url("the database is one name, with no '/', '?' or '#'");
   }
-  auto database = percent_decode(path);
-  if (!database || database->empty()) return bad_url("no database, or a bad %-escape in it");
-  url.database = std::move(*database);
+  url.database = u.path().substr(1);
   return url;
 }
 
