@@ -272,7 +272,9 @@ StartupResult<void> Engine::add_worker_pools() {
 void Engine::stop() {
   // Lower each Snowflake high-water mark to the last tick used, so a restart barely waits.
   for (const auto& g : service_.snowflakes()) {
-    if (auto r = g->close(); !r) log::warn("snowflake '" + g->name() + "': " + r.error().message);
+    if (auto r = g->close(); !r) {
+      log::warn("snowflake '" + g->name() + "': " + r.error().message, {{"sequence", g->name()}});
+    }
   }
   retries_.stop();
   store_reads_.stop();
