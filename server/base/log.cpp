@@ -1,5 +1,6 @@
 #include "server/base/log.h"
 
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -30,7 +31,7 @@ std::string_view name(Level level) {
   return "?";
 }
 
-constexpr char kHexDigits[] = "0123456789abcdef";
+constexpr std::string_view kHexDigits = "0123456789abcdef";
 
 bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
@@ -150,9 +151,9 @@ void append_json_string(std::string& out, std::string_view text) {
 
 template <class T>
 void append_number(std::string& out, T value) {
-  char digits[24];
-  const auto r = std::to_chars(digits, digits + sizeof digits, value);
-  out.append(digits, r.ptr);
+  std::array<char, 24> digits{};  // the longest is "-9223372036854775808"
+  const auto r = std::to_chars(digits.data(), digits.data() + digits.size(), value);
+  out.append(digits.data(), r.ptr);
 }
 
 void append_value(std::string& out, const Field& f, Format format) {
