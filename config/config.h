@@ -16,6 +16,7 @@ namespace ticketd::config {
 // The choices the file spells as words, parsed once by the loader. config/ sits below the core,
 // so these are its own enums; server/app maps each onto the core's with one switch.
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
+enum class LogFormat { kText, kJson };
 enum class StorageEngine { kRocksDb, kEtcd };
 enum class SequenceKind { kTicket, kGapless, kSnowflake, kUuidV7 };
 enum class GaplessOrder { kRelaxed, kStrict };
@@ -183,6 +184,7 @@ struct Config {
   std::string data_dir = "./data";  // unused (and not locked) with storage.engine etcd
   unsigned threads = 0;             // 0: one per core
   LogLevel log_level = LogLevel::kInfo;
+  LogFormat log_format = LogFormat::kText;  // text lines for people, JSON lines for shippers
   MySqlConfig mysql;
   HttpConfig http;
   Defaults defaults;

@@ -34,6 +34,7 @@ constexpr Word<LogLevel> kLogLevels[] = {{"debug", LogLevel::kDebug},
                                          {"error", LogLevel::kError}};
 constexpr Word<FollowerHttp> kFollowerHttp[] = {{"refuse", FollowerHttp::kRefuse},
                                                 {"redirect", FollowerHttp::kRedirect}};
+constexpr Word<LogFormat> kLogFormats[] = {{"text", LogFormat::kText}, {"json", LogFormat::kJson}};
 constexpr Word<StorageEngine> kStorageEngines[] = {{"rocksdb", StorageEngine::kRocksDb},
                                                    {"etcd", StorageEngine::kEtcd}};
 constexpr Word<SequenceKind> kSequenceKinds[] = {{"ticket", SequenceKind::kTicket},
@@ -239,9 +240,10 @@ class Loader {
                         "100000 nodes)");
       return c;
     }
-    if (!expect_map(root, "",
-                    {"data_dir", "threads", "log_level", "mysql", "http", "defaults", "snowflake",
-                     "storage", "ha", "security", "backup", "sequences", "worker_pools"})) {
+    if (!expect_map(
+            root, "",
+            {"data_dir", "threads", "log_level", "log_format", "mysql", "http", "defaults",
+             "snowflake", "storage", "ha", "security", "backup", "sequences", "worker_pools"})) {
       return c;
     }
     get_string(root, "", "data_dir", c.data_dir);
@@ -249,6 +251,8 @@ class Loader {
     get_small_uint(root, "", "threads", c.threads, 0, 256);
     get_word(root, "", "log_level", kLogLevels, c.log_level,
              [](const std::string&) { return "expected debug, info, warn or error"; });
+    get_word(root, "", "log_format", kLogFormats, c.log_format,
+             [](const std::string&) { return "expected text or json"; });
     if (auto m = root["mysql"]) load_mysql(m, c.mysql);
     if (auto h = root["http"]) load_http(h, c.http);
     if (auto d = root["defaults"]) load_defaults(d, c.defaults);

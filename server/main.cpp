@@ -119,6 +119,9 @@ int main(int argc, char** argv) {
 
   const ConfigSource source{config_path, data_dir, mysql_listen, http_listen};
   ReadConfig read = read_config(source);
+  // The format applies before the first line (the config's warnings); what comes before the
+  // config is read (usage and config errors) is plain text on stderr, not log lines.
+  if (read.config) log::set_format(to_core(read.config->log_format));
   for (const auto& w : read.warnings) log::warn(w);
   if (!read.config) {
     for (const auto& e : read.errors) std::fprintf(stderr, "ticketd: %s\n", e.c_str());

@@ -285,7 +285,8 @@ int restore_command(int argc, char** argv, std::FILE* out) {
       for (const auto& step : plan->steps) {
         std::fprintf(out, "restore: %s: %s\n", step.sequence.c_str(), step.detail.c_str());
         log::audit(step.event,
-                   "'" + step.sequence + "' from backup " + manifest->id + ": " + step.detail);
+                   "'" + step.sequence + "' from backup " + manifest->id + ": " + step.detail,
+                   {{"sequence", step.sequence}, {"backup", manifest->id}});
       }
       std::fprintf(out,
                    "restore: done: %zu sequences; check it with `ticketd verify --data-dir %s`\n",

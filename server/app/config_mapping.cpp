@@ -19,6 +19,16 @@ log::Level to_core(config::LogLevel level) {
   return log::Level::kInfo;
 }
 
+log::Format to_core(config::LogFormat format) {
+  switch (format) {
+    case config::LogFormat::kText:
+      return log::Format::kText;
+    case config::LogFormat::kJson:
+      return log::Format::kJson;
+  }
+  return log::Format::kText;
+}
+
 SequenceKind to_core(config::SequenceKind kind) {
   switch (kind) {
     case config::SequenceKind::kTicket:

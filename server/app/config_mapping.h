@@ -13,6 +13,7 @@
 namespace ticketd {
 
 [[nodiscard]] log::Level to_core(config::LogLevel level);
+[[nodiscard]] log::Format to_core(config::LogFormat format);
 [[nodiscard]] SequenceKind to_core(config::SequenceKind kind);
 [[nodiscard]] GaplessOrder to_core(config::GaplessOrder order);
 [[nodiscard]] SnowflakeFieldOrder to_core(config::SnowflakeFieldOrder order);

@@ -261,7 +261,9 @@ StartupResult<void> Engine::start_worker_lease() {
 
 void Engine::close_snowflakes() {
   for (const auto& g : service_.snowflakes()) {
-    if (auto r = g->close(); !r) log::warn("snowflake '" + g->name() + "': " + r.error().message);
+    if (auto r = g->close(); !r) {
+      log::warn("snowflake '" + g->name() + "': " + r.error().message, {{"sequence", g->name()}});
+    }
   }
 }
 

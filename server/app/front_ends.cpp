@@ -136,8 +136,9 @@ FrontEnds::FrontEnds(const config::Config& config, Engine& engine, const TlsCont
   mysql_deps.tls = tls.mysql;
   http_deps.tls = tls.http;
   // The audit trail: one `audit` log line and one counted event each.
-  const AuditSink audit = [this](std::string_view event, std::string_view detail) {
-    log::audit(event, detail);
+  const AuditSink audit = [this](std::string_view event, std::string_view detail,
+                                 log::Fields fields) {
+    log::audit(event, detail, fields);
     metrics.audit_event(event);
   };
   mysql_deps.audit = audit;

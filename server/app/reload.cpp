@@ -162,6 +162,11 @@ DetailedResult<std::vector<std::string>> Reloader::reload() {
     log::set_level(to_core(next.log_level));
     applied.push_back("log_level");
   }
+  if (next.log_format != running_.log_format) {
+    // From the next line on: the "reload: applied" line is already in the new format.
+    log::set_format(to_core(next.log_format));
+    applied.push_back("log_format");
+  }
   if (next.mysql.users != running_.mysql.users ||
       next.mysql.default_auth_plugin != running_.mysql.default_auth_plugin) {
     front_ends_.login.set(login_policy(next));
@@ -197,7 +202,8 @@ DetailedResult<std::vector<std::string>> Reloader::reload() {
   for (const auto& [name, _] : old_sequences) {
     if (!new_sequences.contains(name)) {
       log::info("reload: sequence '" + name +
-                "' is no longer in the config file; it keeps serving (drop it explicitly)");
+                    "' is no longer in the config file; it keeps serving (drop it explicitly)",
+                {{"sequence", name}});
     }
   }
   const auto old_pools = by_name(running_.worker_pools);

@@ -20,8 +20,8 @@ struct FrontEnds;
 /// (listen addresses, data dir, storage engine, Snowflake layout, TLS, limits, ...), one entry
 /// per key or section; empty when every change can apply live. Live: `sequences` (added ones,
 /// and changed ticket sequences), `worker_pools` (added ones), `mysql.users`,
-/// `mysql.default_auth_plugin`, `http.tokens`, `log_level`, and `defaults` (through the
-/// sequences they fill in).
+/// `mysql.default_auth_plugin`, `http.tokens`, `log_level`, `log_format`, and `defaults`
+/// (through the sequences they fill in).
 [[nodiscard]] std::vector<std::string> fixed_changes(const config::Config& running,
                                                      const config::Config& next);
 
@@ -29,9 +29,9 @@ struct FrontEnds;
 /// A config with errors changes nothing; so does one that changes a setting that cannot apply
 /// live (named in the error); otherwise new sequences of every kind are created (ticket ones,
 /// and changed ticket ones, through ensure_configured), new worker pools added, and the MySQL
-/// users, HTTP tokens and log level replaced. Connections are not dropped: a MySQL connection
-/// keeps the users it logged in with, the next one sees the new. A sequence removed from the
-/// file is not dropped (that stays explicit). When a store write fails midway (a full disk),
+/// users, HTTP tokens, log level and log format replaced. Connections are not dropped: a MySQL
+/// connection keeps the users it logged in with, the next one sees the new. A sequence removed from
+/// the file is not dropped (that stays explicit). When a store write fails midway (a full disk),
 /// what was applied before it stays applied and the error says which; reloading the same file
 /// again finishes the rest. Thread safety: reload() may be called from any
 /// thread but blocks on store writes (never call it on an I/O thread); reloads run one at a time.

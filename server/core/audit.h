@@ -4,13 +4,17 @@
 #include <functional>
 #include <string_view>
 
+#include "server/base/log.h"
+
 namespace ticketd {
 
 /// Receives one audit event: `event` is a fixed word ("login_failed", "sequence_created",
 /// "sequence_dropped", "sequence_advanced", "token_refused"), `detail` says what and who, fit
-/// for a log line (never a password, token or scramble). The daemon's sink writes one log line
-/// with the `audit` category and counts the event in metrics. May be called from any thread
-/// (the committer's among them): it must be quick and thread-safe. Empty: no audit.
-using AuditSink = std::function<void(std::string_view event, std::string_view detail)>;
+/// for a log line (never a password, token or scramble), and `fields` name it for log shippers
+/// (`sequence`, `client`, `user`; valid for the call only). The daemon's sink writes one log
+/// line with the `audit` category and counts the event in metrics. May be called from any
+/// thread (the committer's among them): it must be quick and thread-safe. Empty: no audit.
+using AuditSink =
+    std::function<void(std::string_view event, std::string_view detail, log::Fields fields)>;
 
 }  // namespace ticketd

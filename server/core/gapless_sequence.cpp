@@ -175,7 +175,8 @@ DetailedResult<void> GaplessSequence::load(CounterStore& store) {
       // Committed and reserved at once cannot be written by this engine; the commit wins
       // (it was acknowledged) and the stale reservation record is dropped.
       log::warn("gapless sequence '" + spec_.name + "': dropping stale reservation of " +
-                std::to_string(it->first) + " (already committed)");
+                    std::to_string(it->first) + " (already committed)",
+                {{"sequence", spec_.name}, {"number", it->first}});
       fold_deletes_.push_back(key("r", it->first));
       it = entries_.erase(it);
     } else {
@@ -557,8 +558,10 @@ std::size_t GaplessSequence::expire_due() {
       const auto n = expiry_.begin()->second;
       ++expiries_;
       ++ended;
+      const std::string& holder = entries_.at(n).reservation.holder;
       log::info("gapless sequence '" + spec_.name + "': reservation of " + std::to_string(n) +
-                " by '" + entries_.at(n).reservation.holder + "' expired; number released");
+                    " by '" + holder + "' expired; number released",
+                {{"sequence", spec_.name}, {"number", n}, {"holder", holder}});
       release_locked(n, {}, later);  // erases the expiry_ entry
     }
     for (auto it = waiters_.begin(); it != waiters_.end();) {

@@ -77,7 +77,8 @@ DetailedResult<void> IssueRateTracker::load(CounterStore& store) {
     auto h = decode_rate_history(value);
     if (!h) {
       // A rate is advice for a restore, not a counter: an unreadable one starts again.
-      log::warn("issue rate of '" + name + "': unreadable record '" + value + "', starting anew");
+      log::warn("issue rate of '" + name + "': unreadable record '" + value + "', starting anew",
+                {{"sequence", name}});
       continue;
     }
     histories_[name] = std::move(*h);

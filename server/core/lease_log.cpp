@@ -6,6 +6,7 @@
 #include <memory>
 #include <utility>
 
+#include "server/base/log.h"
 #include "server/base/record_codec.h"
 
 namespace ticketd {
@@ -97,11 +98,19 @@ void LeaseLog::lease(std::string_view sequence, std::uint64_t count, std::string
     lease->lease_id = id;
     return Mutation{lease_key(lease->sequence, lease->lease_id), encode_lease(*lease)};
   };
-  tickets_.next_recorded(sequence, count, std::move(record),
-                         [lease, done = std::move(done)](DetailedResult<Block> r) {
-                           if (!r) return done(r.error());
-                           done(*lease);
-                         });
+  tickets_.next_recorded(
+      sequence, count, std::move(record), [lease, done = std::move(done)](DetailedResult<Block> r) {
+        if (!r) return done(r.error());
+        // Debug: a busy hi-lo client takes a block every few seconds.
+        log::debug("sequence '" + lease->sequence + "': block " +
+                       std::to_string(lease->block.first) + ".." +
+                       std::to_string(lease->block.last()) + " leased to '" + lease->holder + "'",
+                   {{"sequence", lease->sequence},
+                    {"lease", lease->lease_id},
+                    {"holder", lease->holder},
+                    {"count", lease->block.count}});
+        done(*lease);
+      });
 }
 
 DetailedResult<std::vector<Lease>> LeaseLog::recent_now(std::string_view sequence,

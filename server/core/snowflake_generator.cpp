@@ -199,7 +199,10 @@ SnowflakeNext SnowflakeGenerator::try_next() {
   }
   if (effects.write) submit(std::move(*effects.write));
   if (effects.event) report(*effects.event);
-  if (!effects.rebind_note.empty()) log::info(effects.rebind_note);
+  if (!effects.rebind_note.empty()) {
+    log::info(effects.rebind_note,
+              {{"sequence", options_.name}, {"worker_id", effects.rebind_worker_id}});
+  }
   return result;
 }
 
@@ -270,6 +273,7 @@ std::optional<SnowflakeNext> SnowflakeGenerator::check_lease_locked(std::int64_t
         "snowflake '" + options_.name + "': worker ID " + std::to_string(worker_id_) +
         " (generation " + std::to_string(st.generation) + "), IDs resume after " +
         format_utc_ms(options_.layout.unix_ms_of(std::max<std::int64_t>(last_tick_, 0)));
+    effects.rebind_worker_id = worker_id_;
   }
   lease_issue_until_ms_ = st.issue_until_unix_ms;
   return std::nullopt;
@@ -433,7 +437,7 @@ void SnowflakeGenerator::on_hwm_written(std::int64_t hwm_tick, const DetailedRes
       ++stats_.hwm_write_failures;
     }
   }
-  if (!warning.empty()) log::warn(warning);
+  if (!warning.empty()) log::warn(warning, {{"sequence", options_.name}});
 }
 
 bool SnowflakeGenerator::refresh() {
@@ -498,7 +502,7 @@ void SnowflakeGenerator::report(const ClockEvent& e) const {
   } else {
     line += "callers wait until " + format_utc_ms(e.resume_at_unix_ms);
   }
-  log::warn(line);
+  log::warn(line, {{"sequence", e.sequence}});
   if (options_.on_clock_event) options_.on_clock_event(e);
 }
 

@@ -205,6 +205,7 @@ class SnowflakeGenerator : public std::enable_shared_from_this<SnowflakeGenerato
     std::optional<ClockEvent> event;
     std::optional<HwmWrite> write;
     std::string rebind_note;  // logged: the generator moved to a new lease generation
+    std::uint64_t rebind_worker_id = 0;
   };
 
   // Members ending in _locked require mutex_.

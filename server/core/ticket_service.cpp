@@ -170,12 +170,14 @@ DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec) 
   SequenceSpec wanted = spec;
   if (spec.start < current.spec.start) {
     log::info("sequence '" + spec.name + "': configured start " + std::to_string(spec.start) +
-              " is below the stored start " + std::to_string(current.spec.start) +
-              "; keeping the stored state");
+                  " is below the stored start " + std::to_string(current.spec.start) +
+                  "; keeping the stored state",
+              {{"sequence", spec.name}});
     wanted.start = current.spec.start;
   }
   if (!(wanted == current.spec)) {
-    log::info("sequence '" + spec.name + "': applying changed settings from the config");
+    log::info("sequence '" + spec.name + "': applying changed settings from the config",
+              {{"sequence", spec.name}});
     auto r = [&] {
       std::promise<DetailedResult<Block>> p;
       seq->update_spec(wanted, [&p](DetailedResult<Block> b) { p.set_value(std::move(b)); });
@@ -272,8 +274,9 @@ DetailedResult<void> TicketService::create_other(SequenceDefinition d, bool forc
         handle = Error{TicketErrc::kInvalidArgument,
                        "its tombstone " + std::to_string(*tomb) + " leaves no value to issue"};
       } else {
-        log::info("sequence '" + name + "': created above its tombstone ceiling " +
-                  std::to_string(*tomb));
+        log::info(
+            "sequence '" + name + "': created above its tombstone ceiling " + std::to_string(*tomb),
+            {{"sequence", name}});
         d.spec.start = static_cast<std::uint64_t>(above);
         handle = open_definition(d);
       }
@@ -307,9 +310,9 @@ DetailedResult<void> TicketService::create_other(SequenceDefinition d, bool forc
   defined_[name] = true;
   sequences_[name] = std::move(*handle);
   lock.unlock();
-  audit("sequence_created", "sequence '" + name + "' created (" +
-                                std::string(kind_name(d.spec.kind)) + (force ? ", forced" : "") +
-                                ")");
+  audit("sequence_created", name,
+        "sequence '" + name + "' created (" + std::string(kind_name(d.spec.kind)) +
+            (force ? ", forced" : "") + ")");
   return {};
 }
 
@@ -334,12 +337,13 @@ void TicketService::create_ticket(const SequenceSpec& spec, CreateOptions option
     }
     if (auto t = tombstones_.find(spec.name); t != tombstones_.end()) {
       if (options.force) {
-        audit("sequence_force_created",
+        audit("sequence_force_created", spec.name,
               "sequence '" + spec.name + "': forced re-create ignores the tombstone ceiling " +
                   std::to_string(t->second) + "; values at or below it may be issued again");
       } else if (t->second > ceiling) {
         log::info("sequence '" + spec.name + "': re-created above its tombstone ceiling " +
-                  std::to_string(t->second));
+                      std::to_string(t->second),
+                  {{"sequence", spec.name}});
         ceiling = t->second;
       }
     }
@@ -348,23 +352,25 @@ void TicketService::create_ticket(const SequenceSpec& spec, CreateOptions option
   std::vector<Mutation> mutations;
   mutations.push_back(Mutation{sequence_key(spec.name), encode_record(record)});
   mutations.push_back(Mutation{tombstone_key(spec.name), std::nullopt});
-  committer_.submit(std::move(mutations), [this, record, done = std::move(done)](
-                                              const DetailedResult<void>& r) mutable {
-    {
-      std::unique_lock lock(mutex_);
-      ddl_in_flight_.erase(record.spec.name);
-      if (r) {
-        tombstones_.erase(record.spec.name);
-        sequences_[record.spec.name] = std::make_shared<TicketSequence>(record, committer_);
-      }
-    }
-    if (r) {
-      audit("sequence_created", "sequence '" + record.spec.name + "' created (" +
-                                    std::string(kind_name(record.spec.kind)) + ", resumes above " +
-                                    std::to_string(record.ceiling) + ")");
-    }
-    done(r);
-  });
+  committer_.submit(std::move(mutations),
+                    [this, record, done = std::move(done)](const DetailedResult<void>& r) mutable {
+                      {
+                        std::unique_lock lock(mutex_);
+                        ddl_in_flight_.erase(record.spec.name);
+                        if (r) {
+                          tombstones_.erase(record.spec.name);
+                          sequences_[record.spec.name] =
+                              std::make_shared<TicketSequence>(record, committer_);
+                        }
+                      }
+                      if (r) {
+                        audit("sequence_created", record.spec.name,
+                              "sequence '" + record.spec.name + "' created (" +
+                                  std::string(kind_name(record.spec.kind)) + ", resumes above " +
+                                  std::to_string(record.ceiling) + ")");
+                      }
+                      done(r);
+                    });
 }
 
 void TicketService::drop(std::string_view name, DoneCallback done) {
@@ -431,7 +437,7 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
           }
         }
         if (r) {
-          audit("sequence_dropped",
+          audit("sequence_dropped", n,
                 "sequence '" + n + "' dropped" +
                     (ceiling ? "; tombstone ceiling " + std::to_string(*ceiling) : std::string()));
         }
@@ -745,9 +751,9 @@ void TicketService::advance(std::string_view name, std::uint64_t value, bool pas
     then = [this, n = std::string(name), value, past,
             done = std::move(then)](DetailedResult<Block> b) {
       if (b) {
-        audit("sequence_advanced", "sequence '" + n + "' moved " +
-                                       (past ? "past " : "to at least ") + std::to_string(value) +
-                                       " (next value " + std::to_string(b->first) + ")");
+        audit("sequence_advanced", n,
+              "sequence '" + n + "' moved " + (past ? "past " : "to at least ") +
+                  std::to_string(value) + " (next value " + std::to_string(b->first) + ")");
       }
       done(std::move(b));
     };
@@ -759,11 +765,12 @@ void TicketService::advance(std::string_view name, std::uint64_t value, bool pas
   }
 }
 
-void TicketService::audit(std::string_view event, const std::string& detail) const {
+void TicketService::audit(std::string_view event, std::string_view sequence,
+                          const std::string& detail) const {
   if (audit_) {
-    audit_(event, detail);
+    audit_(event, detail, {{"sequence", sequence}});
   } else {
-    log::info(detail);
+    log::info(detail, {{"sequence", sequence}});
   }
 }
 

@@ -200,7 +200,8 @@ class TicketService {
   void use_snowflake_retries(RetryScheduler* scheduler, const Clock* clock);
   std::atomic<const SnowflakeRetries*> snowflake_retries_{nullptr};
   void advance(std::string_view name, std::uint64_t value, bool past, BlockCallback done);
-  void audit(std::string_view event, const std::string& detail) const;
+  // One audit event about `sequence` (its field), or an info line without a sink.
+  void audit(std::string_view event, std::string_view sequence, const std::string& detail) const;
   AuditSink audit_;
   std::unique_ptr<SnowflakeRetries> snowflake_retries_storage_;
 };

@@ -42,6 +42,30 @@ PoolLease lease_view(const std::string& pool, std::uint32_t worker_id, const Wor
                    r.released};
 }
 
+// One line per durable grant or release (rare: a holder takes an ID when it starts and keeps it
+// alive), a debug line per keepalive (every few seconds per holder).
+void log_lease_change(const WorkerSlotRecord& before, const WorkerSlotRecord& after,
+                      const PoolLease& lease) {
+  const std::string where = "worker pool '" + lease.pool + "': ";
+  const log::Field fields[] = {{"pool", lease.pool},
+                               {"lease", lease.lease_id},
+                               {"worker_id", lease.worker_id},
+                               {"holder", lease.holder}};
+  if (lease.released) {
+    log::info(where + "lease " + lease.lease_id + " of '" + lease.holder + "' released", fields);
+  } else if (before.generation != after.generation) {
+    log::info(where + "worker ID " + std::to_string(lease.worker_id) + " leased to '" +
+                  lease.holder + "' (lease " + lease.lease_id + ", TTL " +
+                  std::to_string(lease.ttl_ms) + " ms, not before " +
+                  format_utc_ms(lease.not_before_ms) + ")",
+              fields);
+  } else {
+    log::debug(where + "lease " + lease.lease_id + " kept alive until " +
+                   format_utc_ms(lease.expires_at_ms),
+               fields);
+  }
+}
+
 Error unknown_pool(std::string_view name) {
   return Error{WorkerErrc::kUnknownPool, "worker pool '" + std::string(name) + "' does not exist"};
 }
@@ -161,10 +185,12 @@ DetailedResult<void> WorkerPoolService::add_pool(const WorkerPoolSpec& spec) {
   }
   if (pool->slots.size() > spec.size) {
     log::warn("worker pool '" + spec.name + "': records of worker IDs at or above the size " +
-              std::to_string(spec.size) + " are kept but those IDs are not granted again");
+                  std::to_string(spec.size) + " are kept but those IDs are not granted again",
+              {{"pool", spec.name}});
   }
   log::info("worker pool '" + spec.name + "': " + std::to_string(spec.size) + " worker IDs, " +
-            std::to_string(live) + " leased");
+                std::to_string(live) + " leased",
+            {{"pool", spec.name}});
   std::unique_lock lock(pools_mutex_);
   if (!pools_.emplace(spec.name, std::move(pool)).second) {
     return Error{TicketErrc::kAlreadyExists, "worker pool '" + spec.name + "' is defined twice"};
@@ -303,7 +329,9 @@ void WorkerPoolService::persist(Pool& pool, Change change, PoolLeaseCallback don
       }
       return done(r.error());
     }
-    done(lease_view(pool.spec.name, change.worker_id, change.after));
+    PoolLease lease = lease_view(pool.spec.name, change.worker_id, change.after);
+    log_lease_change(change.before, change.after, lease);
+    done(std::move(lease));
   });
 }
 

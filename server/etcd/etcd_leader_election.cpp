@@ -92,7 +92,8 @@ std::optional<EtcdLeaderElection::Won> EtcdLeaderElection::campaign() {
   }
   if (r->succeeded) {
     // The put ran at the transaction's revision: the key's create revision, our term.
-    log::info("leader election: elected at revision " + std::to_string(r->header.revision));
+    log::info("leader election: elected at revision " + std::to_string(r->header.revision),
+              {{"lease", lease_id_}});
     return Won{r->header.revision, sent};
   }
   // Someone else won in between: our lease is useless, let it go.
@@ -121,12 +122,12 @@ bool EtcdLeaderElection::keep_leading() {
       continue;
     }
     if (r.error().code == etcd::EtcdErrc::kLeaseNotFound) {
-      log::warn("leader election: lease lost: " + r.error().message);
+      log::warn("leader election: lease lost: " + r.error().message, {{"lease", lease_id_}});
       return false;
     }
     // etcd unreachable or without quorum: the lease cannot expire without a quorum either.
     // The gate stops serving on its own once the last renewal is too old; retry soon.
-    log::warn("leader election: keepalive failed: " + r.error().message);
+    log::warn("leader election: keepalive failed: " + r.error().message, {{"lease", lease_id_}});
     next = retry;
   }
 }
@@ -159,7 +160,9 @@ void EtcdLeaderElection::run() {
   if (lease_id_ != 0 && gate_.view().role == Role::kLeader) {
     // Resign: the key goes with the lease, a standby wins at its next poll.
     auto r = client_.revoke(lease_id_);
-    if (!r) log::warn("leader election: revoke on stop: " + r.error().message);
+    if (!r) {
+      log::warn("leader election: revoke on stop: " + r.error().message, {{"lease", lease_id_}});
+    }
   }
 }
 

@@ -46,7 +46,7 @@ void EtcdWorkerLease::revoke_quietly(std::int64_t lease_id) {
   if (lease_id == 0) return;
   // Best effort: an unrevoked lease just expires after its TTL.
   if (auto r = client_.revoke(lease_id); !r && r.error().code != etcd::EtcdErrc::kLeaseNotFound) {
-    log::debug("etcd worker lease: revoke failed: " + r.error().message);
+    log::debug("etcd worker lease: revoke failed: " + r.error().message, {{"lease", lease_id}});
   }
 }
 
@@ -148,10 +148,12 @@ DetailedResult<void> EtcdWorkerLease::claim() {
       took_us = stats_.last_claim_us;
     }
     log::info("etcd worker lease: claimed worker ID " + std::to_string(id) + " (" + worker_key(id) +
-              ", lease " + std::to_string(lease_id) + ", TTL " + std::to_string(grant->ttl_s) +
-              " s" + (previous_mark > 0 ? ", previous mark " + format_utc_ms(previous_mark) : "") +
-              ") at " + client_.current_endpoint() + " in " + std::to_string(took_us / 1000) + "." +
-              std::to_string(took_us % 1000 / 100) + " ms");
+                  ", lease " + std::to_string(lease_id) + ", TTL " + std::to_string(grant->ttl_s) +
+                  " s" +
+                  (previous_mark > 0 ? ", previous mark " + format_utc_ms(previous_mark) : "") +
+                  ") at " + client_.current_endpoint() + " in " + std::to_string(took_us / 1000) +
+                  "." + std::to_string(took_us % 1000 / 100) + " ms",
+              {{"lease", lease_id}, {"worker_id", id}});
     return {};
   }
   revoke_quietly(lease_id);
@@ -173,8 +175,9 @@ DetailedResult<void> EtcdWorkerLease::claim_within(std::chrono::milliseconds bud
 void EtcdWorkerLease::drop_locked(const std::string& why) {
   if (state_.held) {
     ++stats_.losses;
-    log::warn("etcd worker lease: worker ID " + std::to_string(state_.worker_id) +
-              " dropped: " + why);
+    log::warn(
+        "etcd worker lease: worker ID " + std::to_string(state_.worker_id) + " dropped: " + why,
+        {{"lease", lease_id_}, {"worker_id", state_.worker_id}});
   }
   state_.held = false;
   lease_id_ = 0;
@@ -242,10 +245,14 @@ void EtcdWorkerLease::run() {
   for (;;) {
     const auto started = steady::now();
     bool held = false;
+    std::int64_t lease = 0;
+    std::uint64_t worker = 0;
     {
       std::lock_guard lock(mutex_);
       if (stopping_) return;
       held = state_.held;
+      lease = lease_id_;
+      worker = state_.worker_id;
     }
     auto r = held ? renew() : claim();
     bool now_held = false;
@@ -253,9 +260,11 @@ void EtcdWorkerLease::run() {
       std::lock_guard lock(mutex_);
       now_held = state_.held;
     }
-    if (!r && !failing) {
-      log::warn("etcd worker lease: " + std::string(held ? "renewal" : "claim") +
-                " failed: " + r.error().message);
+    if (!r && !failing && held) {
+      log::warn("etcd worker lease: renewal failed: " + r.error().message,
+                {{"lease", lease}, {"worker_id", worker}});
+    } else if (!r && !failing) {
+      log::warn("etcd worker lease: claim failed: " + r.error().message);
     } else if (r && failing) {
       log::info("etcd worker lease: etcd answers again");
     }

@@ -246,7 +246,7 @@ asio::awaitable<void> serve_requests(Stream& io, beast::tcp_stream& tcp, HttpDep
       tcp.expires_after(first ? o.header_timeout : o.idle_timeout);
       auto [ec, n] = co_await io.async_read_some(buffer.prepare(kReadChunk), use_nothrow);
       if (ec) {
-        log::debug("http session ended while idle: " + ec.message());
+        log::debug("http session ended while idle: " + ec.message(), {{"client", peer}});
         break;
       }
       buffer.commit(n);
@@ -286,7 +286,7 @@ asio::awaitable<void> serve_requests(Stream& io, beast::tcp_stream& tcp, HttpDep
     if (ec && !refusal) {
       refusal = answer_for(ec, o);
       if (!refusal) {
-        log::debug("http session ended while reading: " + ec.message());
+        log::debug("http session ended while reading: " + ec.message(), {{"client", peer}});
         break;
       }
     }
@@ -320,11 +320,14 @@ asio::awaitable<void> serve_requests(Stream& io, beast::tcp_stream& tcp, HttpDep
     handle_request(
         deps, parser.release(), [&completer](Response r) { (*completer)(std::move(r)); }, handoff);
     Response res = co_await pending->wait();
+    // The request line (never the Authorization header) says what was refused.
+    const std::string_view refused_target = std::string_view(target).substr(0, 128);
     if (deps.audit && res.result() == bhttp::status::unauthorized) {
       deps.audit("token_refused",
                  "http " + method + " " + printable(target, 128) +
                      (presented_token ? " (wrong bearer token)" : " (no bearer token)") + " from " +
-                     peer);
+                     peer,
+                 {{"client", peer}, {"method", method}, {"target", refused_target}});
     }
     if (deps.auth_throttle != nullptr) {
       if (res.result() == bhttp::status::unauthorized) {
@@ -334,7 +337,8 @@ asio::awaitable<void> serve_requests(Stream& io, beast::tcp_stream& tcp, HttpDep
               failure_line("http authorization",
                            method + " " + printable(target, 128) +
                                (presented_token ? " (wrong bearer token)" : " (no bearer token)"),
-                           peer, f));
+                           peer, f),
+              {{"client", peer}, {"method", method}, {"target", refused_target}});
         }
       } else if (presented_token) {
         deps.auth_throttle->record_success(peer);
@@ -345,7 +349,7 @@ asio::awaitable<void> serve_requests(Stream& io, beast::tcp_stream& tcp, HttpDep
     serialize(res, wire);
     auto [wec, wn] = co_await asio::async_write(io, asio::buffer(wire), use_nothrow);
     if (wec) {
-      log::debug("http session ended while writing: " + wec.message());
+      log::debug("http session ended while writing: " + wec.message(), {{"client", peer}});
       break;
     }
     if (!res.keep_alive()) {
@@ -405,7 +409,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     asio::ssl::stream<beast::tcp_stream&> tls(*stream, *deps.tls);
     stream->expires_after(o.header_timeout);
     if (auto [e] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_nothrow); e) {
-      log::debug("http TLS handshake failed: " + e.message());
+      log::debug("http TLS handshake failed: " + e.message(), {{"client", peer}});
     } else {
       co_await serve_requests(tls, *stream, deps, *throttle_timer, peer);
     }

@@ -181,8 +181,9 @@ int apply(const ImportPlan& plan, const std::string& data_dir, std::FILE* out, s
   t.committer = std::make_unique<GroupCommitter>(*t.store);
   t.service = std::make_unique<TicketService>(*t.store, *t.committer);
   // Each create and advance is one line of the audit trail, as when a front end makes it.
-  t.service->set_audit(
-      [](std::string_view event, std::string_view detail) { log::audit(event, detail); });
+  t.service->set_audit([](std::string_view event, std::string_view detail, log::Fields fields) {
+    log::audit(event, detail, fields);
+  });
   // Gapless and UUIDv7 sequences created at run time load only with a clock and a thread.
   t.service->enable_runtime_kinds(RuntimeKinds{&t.clock, t.background.get(), nullptr});
   if (auto r = t.service->load(); !r) {

@@ -25,6 +25,9 @@ using net::use_nothrow;
 
 namespace {
 
+// As many bytes of a client's user name as a log line shows (printable()'s default).
+constexpr std::size_t kMaxLoggedUserName = 64;
+
 // What the packet loop ended on.
 enum class LoopEnd { kClose, kStartTls };
 
@@ -83,7 +86,8 @@ struct Session {
       auto [e, n] = co_await io.async_read_some(asio::buffer(buffer), use_nothrow);
       if (e) {
         log::debug("mysql connection " + std::to_string(conn.session().connection_id) +
-                   " ended: " + e.message());
+                       " ended: " + e.message(),
+                   {{"client", host}, {"connection", conn.session().connection_id}});
         co_return LoopEnd::kClose;
       }
       if (!co_await throttle_login()) co_return LoopEnd::kClose;
@@ -173,13 +177,17 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
   if (deps.auth_throttle != nullptr || deps.audit) {
     hooks.on_auth_failure = [&deps, host](std::string_view user) {
       if (deps.hooks.on_auth_failure) deps.hooks.on_auth_failure(user);
+      // The user name as the client sent it (the writer escapes it), cut like printable().
+      const std::string_view user_field = user.substr(0, kMaxLoggedUserName);
       if (deps.audit) {
-        deps.audit("login_failed", "mysql user '" + printable(user) + "' from " + host);
+        deps.audit("login_failed", "mysql user '" + printable(user) + "' from " + host,
+                   {{"client", host}, {"user", user_field}});
       }
       if (deps.auth_throttle == nullptr) return;
       const auto f = deps.auth_throttle->record_failure(host);
       if (f.log) {
-        log::warn(failure_line("mysql login", "user '" + printable(user) + "'", host, f));
+        log::warn(failure_line("mysql login", "user '" + printable(user) + "'", host, f),
+                  {{"client", host}, {"user", user_field}});
       }
     };
   }
@@ -206,7 +214,8 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
   stream->expires_after(deps.connect_timeout);
   if (auto [e] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_nothrow); e) {
     log::debug("mysql connection " + std::to_string(conn.session().connection_id) +
-               ": TLS handshake failed: " + e.message());
+                   ": TLS handshake failed: " + e.message(),
+               {{"client", host}, {"connection", conn.session().connection_id}});
     co_return;
   }
   auto info = net::tls_session_info(tls.native_handle());

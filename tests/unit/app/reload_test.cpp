@@ -42,6 +42,7 @@ TEST(Reload, TellsWhichChangesCannotApplyWhileRunning) {
        {}},
       {"tokens", [](config::Config& c) { c.http.tokens = {"0123456789abcdef"}; }, {}},
       {"log level", [](config::Config& c) { c.log_level = config::LogLevel::kWarn; }, {}},
+      {"log format", [](config::Config& c) { c.log_format = config::LogFormat::kJson; }, {}},
       {"added sequence",
        [](config::Config& c) { c.sequences.push_back({.name = "New", .line = 40}); },
        {}},

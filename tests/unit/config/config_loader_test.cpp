@@ -110,6 +110,27 @@ TEST(ConfigLoader, MySqlReadTimeoutAndMemoryBudgets) {
                {"t.yaml:2: mysql.connection_memory_limit: must be"});
 }
 
+TEST(ConfigLoader, LogLevelAndFormatAreWords) {
+  auto defaults = load("data_dir: ./data\n");
+  ASSERT_TRUE(defaults.config);
+  EXPECT_EQ(defaults.config->log_level, LogLevel::kInfo);
+  EXPECT_EQ(defaults.config->log_format, LogFormat::kText);
+  auto json = load("log_format: json\nlog_level: debug\n");
+  ASSERT_TRUE(json.config) << (json.errors.empty() ? "" : json.errors[0]);
+  EXPECT_EQ(json.config->log_format, LogFormat::kJson);
+  EXPECT_EQ(json.config->log_level, LogLevel::kDebug);
+  auto text = load("log_format: text\n");
+  ASSERT_TRUE(text.config);
+  EXPECT_EQ(text.config->log_format, LogFormat::kText);
+  for (const char* bad : {"JSON", "logfmt", "\"\"", "json5", "1"}) {
+    expect_error(std::string("data_dir: x\nlog_format: ") + bad + "\n",
+                 {"t.yaml:2: log_format: expected text or json"});
+  }
+  expect_error("log_format: [json]\n", {"t.yaml:1: log_format: expected a string"});
+  expect_error("log_level: verbose\n",
+               {"t.yaml:1: log_level: expected debug, info, warn or error"});
+}
+
 TEST(ConfigLoader, BackupDirAndLeaseRetention) {
   auto defaults = load("data_dir: ./data\n");
   ASSERT_TRUE(defaults.config);

@@ -115,9 +115,15 @@ TEST(TicketService, AdministrativeChangesReachTheAuditSinkOnceDurable) {
   Engine e(store);
   std::mutex m;
   std::vector<std::pair<std::string, std::string>> events;
-  e.service.set_audit([&](std::string_view event, std::string_view detail) {
+  std::vector<std::string> fields;  // "key=value ..." of each event
+  e.service.set_audit([&](std::string_view event, std::string_view detail, log::Fields f) {
     std::lock_guard lock(m);
     events.emplace_back(event, detail);
+    std::string all;
+    for (const auto& field : f) {
+      all += (all.empty() ? "" : " ") + std::string(field.key()) + "=" + std::string(field.text());
+    }
+    fields.push_back(all);
   });
   ASSERT_TRUE(e.create(SequenceSpec{.name = "a"}));
   // An existing sequence with IF NOT EXISTS changes nothing: no event.
@@ -138,13 +144,15 @@ TEST(TicketService, AdministrativeChangesReachTheAuditSinkOnceDurable) {
   EXPECT_EQ(events[3].first, "sequence_force_created");
   EXPECT_NE(events[3].second.find("may be issued again"), std::string::npos);
   EXPECT_EQ(events[4].first, "sequence_created");
+  // Every one names its sequence for log shippers.
+  for (const auto& f : fields) EXPECT_EQ(f, "sequence=a");
 }
 
 TEST(TicketService, AFailedChangeIsNotAudited) {
   ScriptedStore store;
   Engine e(store);
   int events = 0;
-  e.service.set_audit([&](std::string_view, std::string_view) { ++events; });
+  e.service.set_audit([&](std::string_view, std::string_view, log::Fields) { ++events; });
   ASSERT_TRUE(e.create(SequenceSpec{.name = "a"}));
   store.fail_next(1);
   EXPECT_FALSE(e.drop("a"));
