@@ -189,6 +189,8 @@ class Run {
       }
       // Also on a server just created: marks the grid as set by a restride, so a config that
       // still names another grid does not move it back at its next start.
+      say("%s: restriding to increment %llu offset %llu above %llu", c.server().c_str(),
+          ull(g.increment), ull(g.offset), ull(floor));
       json::object body{
           {"increment", g.increment}, {"offset", g.offset}, {"next", std::to_string(first)}};
       auto r = c.request("PATCH", path(), body);
