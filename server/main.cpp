@@ -20,6 +20,7 @@
 #include "server/base/log.h"
 #include "server/core/sequence_spec.h"
 #include "server/migrate/import_command.h"
+#include "server/restride/restride_command.h"
 
 #ifndef TICKETD_VERSION
 #define TICKETD_VERSION "0.0.0"
@@ -36,6 +37,7 @@ constexpr const char* kUsage =
     "               [--gapless NAME=N]...\n"
     "       ticketd hash-password | hash-token   (the secret on stdin)\n"
     "       ticketd import --from mysql://USER@HOST:PORT/DB --data-dir DIR  (import --help)\n"
+    "       ticketd restride --sequence NAME --servers HOST:PORT,...  (restride --help)\n"
     "       ticketd --help | --version\n"
     "\n"
     "  --config FILE            YAML configuration (see README.md for every key)\n"
@@ -79,6 +81,9 @@ int main(int argc, char** argv) {
   }
   if (argc >= 2 && std::string_view(argv[1]) == "import") {
     return import_command(argc, argv, stdout, stderr);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "restride") {
+    return restride_command(argc, argv, stdout, stderr);
   }
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];

@@ -16,15 +16,19 @@ std::string tombstone_key(std::string_view name) {
 }
 
 std::string encode_record(const SequenceRecord& r) {
-  return RecordWriter(1)
-      .add("kind", kind_name(r.spec.kind))
+  RecordWriter w(1);
+  w.add("kind", kind_name(r.spec.kind))
       .add("start", r.spec.start)
       .add("increment", r.spec.increment)
       .add("offset", r.spec.offset)
       .add("max_value", r.spec.max_value)
       .add("cache", r.spec.cache)
-      .add("ceiling", r.ceiling)
-      .finish();
+      .add("ceiling", r.ceiling);
+  // Written only when set, so a record that never took part in a restride reads as before (and
+  // an older ticketd reading a restrided one ignores the keys it does not know).
+  if (r.fence != 0) w.add("fence", r.fence);
+  if (r.restrided) w.add("restrided", std::uint64_t{1});
+  return w.finish();
 }
 
 std::optional<SequenceRecord> decode_record(std::string_view name, std::string_view text) {
@@ -44,6 +48,16 @@ std::optional<SequenceRecord> decode_record(std::string_view name, std::string_v
     const auto value = rec->get_u64(key);
     if (!value) return std::nullopt;
     *target = *value;
+  }
+  if (rec->get("fence")) {
+    const auto fence = rec->get_u64("fence");
+    if (!fence) return std::nullopt;
+    r.fence = *fence;
+  }
+  if (rec->get("restrided")) {
+    const auto restrided = rec->get_u64("restrided");
+    if (!restrided || *restrided > 1) return std::nullopt;
+    r.restrided = *restrided == 1;
   }
   return r;
 }

@@ -15,6 +15,12 @@ namespace ticketd {
 struct SequenceRecord {
   SequenceSpec spec;
   std::uint64_t ceiling = 0;
+  /// 0, or the highest value the sequence may issue on its current grid: set before a restride
+  /// (docs/restride.md) so that the values this server issues until its own restride stay below
+  /// the floor the other servers restride above. Cleared by the restride.
+  std::uint64_t fence = 0;
+  /// The grid (increment/offset) was set by a restride: it wins over the config's at start.
+  bool restrided = false;
   friend bool operator==(const SequenceRecord&, const SequenceRecord&) = default;
 };
 

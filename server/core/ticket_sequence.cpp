@@ -22,21 +22,27 @@ TicketSequence::TicketSequence(SequenceRecord record, GroupCommitter& committer)
     : name_(record.spec.name), committer_(committer), spec_(std::move(record.spec)) {
   durable_ceiling_ = record.ceiling;
   highest_target_ = record.ceiling;
+  fence_ = record.fence;
+  restrided_ = record.restrided;
   // Resume above everything that may have been issued, never below the configured start.
   next_ = align_up(std::max<u128>(u128{record.ceiling} + 1, spec_.start), spec_.increment,
                    spec_.offset);
 }
 
+std::uint64_t TicketSequence::limit_locked() const {
+  return fence_ != 0 ? std::min(fence_, spec_.max_value) : spec_.max_value;
+}
+
 bool TicketSequence::exceeds_max_locked(std::uint64_t count) const {
   const u128 last = next_ + u128{count == 0 ? 0 : count - 1} * spec_.increment;
-  return last > spec_.max_value;
+  return last > limit_locked();
 }
 
 bool TicketSequence::fits_locked(std::uint64_t count) const {
   // An advance needs every value below next_ covered, but never more than max_value: past it
   // the sequence is exhausted, and no ceiling above max_value is ever written.
   if (count == 0) {
-    return !spec_dirty_ && u128{durable_ceiling_} >= std::min<u128>(next_ - 1, spec_.max_value);
+    return !spec_dirty_ && u128{durable_ceiling_} >= std::min<u128>(next_ - 1, limit_locked());
   }
   return next_ + u128{count - 1} * spec_.increment <= durable_ceiling_;
 }
@@ -49,6 +55,11 @@ Block TicketSequence::issue_locked(std::uint64_t count) {
 }
 
 Error TicketSequence::exhausted_error() const {
+  if (fence_ != 0 && fence_ < spec_.max_value) {
+    return Error{TicketErrc::kExhausted,
+                 "sequence '" + name_ + "' is fenced at " + std::to_string(fence_) +
+                     " for a restride: it issues nothing above it until it is restrided"};
+  }
   return Error{TicketErrc::kExhausted, "sequence '" + name_ + "' is exhausted: max_value " +
                                            std::to_string(spec_.max_value) + " reached"};
 }
@@ -181,6 +192,90 @@ void TicketSequence::update_spec(const SequenceSpec& spec, BlockCallback done) {
   enqueue_locked(Waiter{0, std::move(done)}, lock);
 }
 
+void TicketSequence::set_fence(std::uint64_t fence, BlockCallback done) {
+  std::unique_lock lock(mutex_);
+  if (dropped_) {
+    lock.unlock();
+    done(Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
+    return;
+  }
+  if (grid_undo_) {
+    lock.unlock();
+    done(Error{TicketErrc::kRetryLater, "a fence or restride of '" + name_ + "' is in progress"});
+    return;
+  }
+  if (fence != 0 && fence < highest_target_) {
+    const auto ceiling = highest_target_;
+    lock.unlock();
+    done(Error{TicketErrc::kInvalidArgument,
+               "fence " + std::to_string(fence) + " is below the durable ceiling " +
+                   std::to_string(ceiling) + " of '" + name_ +
+                   "': values up to the ceiling may have been issued"});
+    return;
+  }
+  grid_undo_ = GridUndo{spec_, next_, fence_, restrided_, spec_dirty_};
+  fence_ = fence;
+  change_grid_locked(std::move(done), lock);
+}
+
+void TicketSequence::restride(const Restride& r, BlockCallback done) {
+  std::unique_lock lock(mutex_);
+  const auto refuse = [&](Error e) {
+    lock.unlock();
+    done(std::move(e));
+  };
+  if (dropped_) {
+    return refuse(Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
+  }
+  if (grid_undo_) {
+    return refuse(
+        Error{TicketErrc::kRetryLater, "a fence or restride of '" + name_ + "' is in progress"});
+  }
+  SequenceSpec wanted = spec_;
+  wanted.increment = r.increment;
+  wanted.offset = r.offset;
+  if (auto problem = validate(wanted); !problem.empty()) {
+    return refuse(Error{TicketErrc::kInvalidArgument, "restride of '" + name_ + "': " + problem});
+  }
+  // Values up to the highest ceiling written or in flight may be out on the old grid: a floor
+  // below it could hand one of them out again on the new grid.
+  if (r.floor < highest_target_) {
+    return refuse(Error{TicketErrc::kInvalidArgument,
+                        "restride floor " + std::to_string(r.floor) +
+                            " is below the durable ceiling " + std::to_string(highest_target_) +
+                            " of '" + name_ + "': values up to the ceiling may have been issued"});
+  }
+  const u128 first = align_up(u128{r.floor} + 1, r.increment, r.offset);
+  if (first > spec_.max_value) {
+    return refuse(Error{TicketErrc::kInvalidArgument,
+                        "restride of '" + name_ + "': no value on the grid " +
+                            std::to_string(r.increment) + "/" + std::to_string(r.offset) +
+                            " above " + std::to_string(r.floor) + " is within max_value " +
+                            std::to_string(spec_.max_value)});
+  }
+  grid_undo_ = GridUndo{spec_, next_, fence_, restrided_, spec_dirty_};
+  spec_.increment = r.increment;
+  spec_.offset = r.offset;
+  spec_.start = static_cast<std::uint64_t>(first);
+  next_ = first;
+  fence_ = 0;
+  restrided_ = true;
+  const Block answer{static_cast<std::uint64_t>(first), r.increment, 0};
+  change_grid_locked(
+      [answer, done = std::move(done)](DetailedResult<Block> b) {
+        if (!b) return done(std::move(b));
+        done(answer);
+      },
+      lock);
+}
+
+void TicketSequence::change_grid_locked(BlockCallback done, std::unique_lock<std::mutex>& lock) {
+  // The change rides in the next write of the sequence record. Its waiter keeps every take
+  // behind it (the fast path needs an empty queue), so nothing is issued until it is durable.
+  spec_dirty_ = true;
+  enqueue_locked(Waiter{0, std::move(done)}, lock);
+}
+
 void TicketSequence::enqueue_locked(Waiter w, std::unique_lock<std::mutex>& lock) {
   waiters_.push_back(std::move(w));
   if (!write_in_flight_) start_write_locked(lock);
@@ -190,7 +285,7 @@ void TicketSequence::maybe_prefetch_locked(std::unique_lock<std::mutex>& lock) {
   // Raise the ceiling while half the cache is still left, so a steady caller never waits for a
   // sync. The write extends the ceiling by exactly `cache` values: still one durable write per
   // `cache` values issued.
-  if (write_in_flight_ || spec_.cache < 2 || highest_target_ >= spec_.max_value) return;
+  if (write_in_flight_ || spec_.cache < 2 || highest_target_ >= limit_locked()) return;
   // Less than half the cache left, i.e. 2 * (ceiling - next + step) < cache * step; written
   // with multiplications because a 128-bit division costs as much as the rest of the hot path.
   const u128 span = next_ > durable_ceiling_ ? 0 : u128{durable_ceiling_} - next_ + spec_.increment;
@@ -228,14 +323,16 @@ void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
   u128 target = needed;
   if (took_values) target += u128{spec_.cache - 1} * spec_.increment;
   if (waiters_.empty()) target = u128{highest_target_} + u128{spec_.cache} * spec_.increment;
-  target = std::min<u128>(target, spec_.max_value);
+  target = std::min<u128>(target, limit_locked());
   target = std::max<u128>(target, highest_target_);
   const auto ceiling = static_cast<std::uint64_t>(target);
   highest_target_ = ceiling;
   write_in_flight_ = true;
+  if (grid_undo_ && spec_dirty_) grid_change_in_write_ = true;
   spec_dirty_ = false;
   rollback_next_ = took_values ? std::optional<u128>(before) : std::nullopt;
-  mutations.front() = Mutation{sequence_key(name_), encode_record(SequenceRecord{spec_, ceiling})};
+  mutations.front() = Mutation{sequence_key(name_),
+                               encode_record(SequenceRecord{spec_, ceiling, fence_, restrided_})};
   lock.unlock();
   committer_.submit(std::move(mutations),
                     [self = shared_from_this(), ceiling](const DetailedResult<void>& r) {
@@ -264,8 +361,23 @@ void TicketSequence::on_written(std::uint64_t target, const DetailedResult<void>
         next_ = align_up(std::max<u128>(*rollback, u128{durable_ceiling_} + 1), spec_.increment,
                          spec_.offset);
       }
+      // A fence or restride that is not durable never takes effect: back to the old grid and
+      // its cached values (nothing was handed out since the change was asked for).
+      if (grid_undo_) {
+        spec_ = grid_undo_->spec;
+        next_ = grid_undo_->next;
+        fence_ = grid_undo_->fence;
+        restrided_ = grid_undo_->restrided;
+        spec_dirty_ = grid_undo_->spec_dirty;
+        grid_undo_.reset();
+        grid_change_in_write_ = false;
+      }
     } else {
       durable_ceiling_ = std::max(durable_ceiling_, target);
+      if (grid_change_in_write_) {
+        grid_undo_.reset();
+        grid_change_in_write_ = false;
+      }
       while (!waiters_.empty()) {
         auto& w = waiters_.front();
         if (dropped_) {
@@ -327,13 +439,16 @@ SequenceInfo TicketSequence::info() const {
   SequenceInfo i;
   i.spec = spec_;
   i.durable_ceiling = durable_ceiling_;
-  i.exhausted = next_ > spec_.max_value;
+  i.highest_ceiling = std::max(durable_ceiling_, highest_target_);
+  i.fence = fence_;
+  i.restrided = restrided_;
+  const std::uint64_t limit = limit_locked();
+  i.exhausted = next_ > limit;
   i.next_value = i.exhausted ? 0 : static_cast<std::uint64_t>(next_);
   const u128 first = align_up(spec_.start, spec_.increment, spec_.offset);
   i.issued = next_ > first ? static_cast<std::uint64_t>((next_ - first) / spec_.increment) : 0;
   i.handed_out = handed_out_;
-  i.remaining =
-      i.exhausted ? 0 : static_cast<std::uint64_t>((spec_.max_value - next_) / spec_.increment + 1);
+  i.remaining = i.exhausted ? 0 : static_cast<std::uint64_t>((limit - next_) / spec_.increment + 1);
   return i;
 }
 

@@ -35,6 +35,19 @@ struct SequenceInfo {
   /// Values this process handed out (takes and blocks, not SETVAL-style advances): what the
   /// issue-rate tracker measures.
   std::uint64_t handed_out = 0;
+  /// Highest durable ceiling written or in flight: every value ever issued is at or below it,
+  /// and a fence or restride floor must not be below it.
+  std::uint64_t highest_ceiling = 0;
+  std::uint64_t fence = 0;  // 0: none (SequenceRecord::fence)
+  bool restrided = false;   // the grid was set by a restride
+};
+
+/// A new grid for a ticket sequence (TicketSequence::restride): values ≡ offset (mod increment),
+/// the first of them the first such value above `floor`.
+struct Restride {
+  std::uint64_t increment = 1;
+  std::uint64_t offset = 1;
+  std::uint64_t floor = 0;
 };
 
 /// Allocator for one `kind: ticket` sequence.
@@ -75,6 +88,21 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   void advance_past(std::uint64_t last_used, BlockCallback done);
   /// Applies a changed spec (increment/offset/max/cache) to future values and persists it.
   void update_spec(const SequenceSpec& spec, BlockCallback done);
+  /// Durably limits the values of the current grid to `fence` (0 lifts it): nothing above it is
+  /// issued until a restride, which lifts it. Refused (kInvalidArgument) when a ceiling already
+  /// written or in flight is above `fence`: values up to it may be out. Completes with the Block
+  /// {next value, step, 0} once the fence is synced.
+  void set_fence(std::uint64_t fence, BlockCallback done);
+  /// Moves the sequence, atomically and durably, onto a new grid: the next value is the first
+  /// value ≡ r.offset (mod r.increment) above r.floor, the fence is lifted and the new grid is
+  /// marked as set by a restride (it wins over a config's at start). Values cached under the old
+  /// ceiling are abandoned. While the commit is in flight nothing is issued: takes queue behind
+  /// it and are answered on the new grid. Refused when r.floor is below a ceiling written or in
+  /// flight (a value above the floor may be out on the old grid), when no value is left below
+  /// max_value, and while another restride or fence is in flight (kRetryLater). A failed commit
+  /// leaves the old grid, fence and cached values as they were. Completes with the Block
+  /// {first value of the new grid, increment, 0}.
+  void restride(const Restride& r, BlockCallback done);
 
   /// Marks the sequence dropped (fails waiters) and returns the tombstone ceiling to persist.
   [[nodiscard]] std::uint64_t mark_dropped();
@@ -108,6 +136,11 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   void advance_locked(unsigned __int128 next, BlockCallback done,
                       std::unique_lock<std::mutex>& lock);
   [[nodiscard]] Error exhausted_error() const;
+  // The highest value the current grid may issue: max_value, or the fence below it.
+  [[nodiscard]] std::uint64_t limit_locked() const;
+  // Queues a count-0 waiter answered by the write that carries a grid change (set_fence,
+  // restride), with `undo` to restore if that write fails.
+  void change_grid_locked(BlockCallback done, std::unique_lock<std::mutex>& lock);
 
   const std::string name_;
   GroupCommitter& committer_;
@@ -121,6 +154,19 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   // return to if the write fails (nothing else is handed out while they wait).
   std::optional<unsigned __int128> rollback_next_;
   bool spec_dirty_ = false;  // spec changed: the next write must carry it
+  std::uint64_t fence_ = 0;
+  bool restrided_ = false;
+  // A fence or restride not yet durable: what to go back to if its write fails, so a failed
+  // restride never takes effect later with some other write.
+  struct GridUndo {
+    SequenceSpec spec;
+    unsigned __int128 next = 0;
+    std::uint64_t fence = 0;
+    bool restrided = false;
+    bool spec_dirty = false;
+  };
+  std::optional<GridUndo> grid_undo_;
+  bool grid_change_in_write_ = false;  // the write in flight carries grid_undo_'s change
   bool dropped_ = false;
   std::uint64_t handed_out_ = 0;
   std::deque<Waiter> waiters_;

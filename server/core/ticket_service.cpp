@@ -168,6 +168,20 @@ DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec) 
                                              std::string(kind_name(spec.kind)) + "'"};
   }
   SequenceSpec wanted = spec;
+  // A restride moved the grid while the servers kept serving; the config written before it
+  // still names the old one. Applying that would put this server back on a grid another server
+  // now issues from, so the stored grid wins until the config says the same.
+  if (current.restrided &&
+      (spec.increment != current.spec.increment || spec.offset != current.spec.offset)) {
+    log::warn("sequence '" + spec.name + "': the config says increment " +
+                  std::to_string(spec.increment) + " offset " + std::to_string(spec.offset) +
+                  ", but a restride set increment " + std::to_string(current.spec.increment) +
+                  " offset " + std::to_string(current.spec.offset) +
+                  "; keeping the restrided grid (update the config to it: docs/restride.md)",
+              {{"sequence", spec.name}});
+    wanted.increment = current.spec.increment;
+    wanted.offset = current.spec.offset;
+  }
   if (spec.start < current.spec.start) {
     log::info("sequence '" + spec.name + "': configured start " + std::to_string(spec.start) +
                   " is below the stored start " + std::to_string(current.spec.start) +
@@ -431,7 +445,9 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
             // The drop did not land: the sequence is still on disk. Bring it back, resuming above
             // the last ceiling known durable.
             sequences_[n] = std::make_shared<TicketSequence>(
-                SequenceRecord{ticket_before->spec, ticket_before->durable_ceiling}, committer_);
+                SequenceRecord{ticket_before->spec, ticket_before->durable_ceiling,
+                               ticket_before->fence, ticket_before->restrided},
+                committer_);
           } else {
             sequences_[n] = handle;
           }
@@ -763,6 +779,46 @@ void TicketService::advance(std::string_view name, std::uint64_t value, bool pas
   } else {
     seq->advance_to(value, std::move(then));
   }
+}
+
+Error TicketService::not_restridable(std::string_view name) const {
+  const auto kind = kind_of(name);
+  if (!kind) return unknown(name);
+  return Error{TicketErrc::kWrongKind, "sequence '" + std::string(name) + "' is a " +
+                                           std::string(kind_name(*kind)) +
+                                           " sequence: only ticket sequences are restrided"};
+}
+
+void TicketService::set_fence(std::string_view name, std::uint64_t fence, BlockCallback done) {
+  auto seq = find(name);
+  if (!seq) return done(not_restridable(name));
+  seq->set_fence(fence, [this, n = std::string(name), fence,
+                         done = std::move(done)](DetailedResult<Block> b) {
+    if (b) {
+      audit("sequence_fenced", n,
+            fence == 0
+                ? "sequence '" + n + "': fence lifted"
+                : "sequence '" + n + "' fenced at " + std::to_string(fence) + " for a restride");
+    }
+    done(std::move(b));
+  });
+}
+
+void TicketService::restride(std::string_view name, const Restride& r, BlockCallback done) {
+  auto seq = find(name);
+  if (!seq) return done(not_restridable(name));
+  const auto before = seq->info().spec;
+  seq->restride(r, [this, n = std::string(name), before, r,
+                    done = std::move(done)](DetailedResult<Block> b) {
+    if (b) {
+      audit("sequence_restrided", n,
+            "sequence '" + n + "' restrided from increment " + std::to_string(before.increment) +
+                " offset " + std::to_string(before.offset) + " to increment " +
+                std::to_string(r.increment) + " offset " + std::to_string(r.offset) + " above " +
+                std::to_string(r.floor) + " (next value " + std::to_string(b->first) + ")");
+    }
+    done(std::move(b));
+  });
 }
 
 void TicketService::audit(std::string_view event, std::string_view sequence,

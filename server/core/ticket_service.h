@@ -156,6 +156,12 @@ class TicketService {
   void advance_to(std::string_view name, std::uint64_t value, BlockCallback done);
   /// Marks every value up to `last_used` as used (SETVAL): see TicketSequence::advance_past.
   void advance_past(std::string_view name, std::uint64_t last_used, BlockCallback done);
+  /// Fences a ticket sequence before a restride (TicketSequence::set_fence); audited.
+  void set_fence(std::string_view name, std::uint64_t fence, BlockCallback done);
+  /// Moves a ticket sequence onto a new increment/offset grid above a floor
+  /// (TicketSequence::restride); audited. The one way to change the grid of a sequence that
+  /// other servers share a value space with: see docs/restride.md.
+  void restride(std::string_view name, const Restride& r, BlockCallback done);
 
  private:
   [[nodiscard]] static Error unknown(std::string_view name);
@@ -163,6 +169,8 @@ class TicketService {
   /// sequence, or unknown(name) when there is none.
   [[nodiscard]] Error not_a_ticket_sequence(std::string_view name) const;
   [[nodiscard]] static std::optional<Error> check_count(std::uint64_t count);
+  /// kWrongKind for a fence or restride of another kind, or unknown(name).
+  [[nodiscard]] Error not_restridable(std::string_view name) const;
   void next_snowflake(std::shared_ptr<SnowflakeGenerator> generator, std::uint64_t count,
                       BlockCallback done, int attempts);
   void create_ticket(const SequenceSpec& spec, CreateOptions options, DoneCallback done);

@@ -193,7 +193,7 @@ DetailedResult<std::optional<std::string>> read_string(const json::object& obj,
 
 json::object sequence_json(const SequenceInfo& info) {
   const auto& spec = info.spec;
-  return json::object{
+  json::object out{
       {"name", spec.name},
       {"kind", kind_name(spec.kind)},
       {"start", std::to_string(spec.start)},
@@ -207,6 +207,10 @@ json::object sequence_json(const SequenceInfo& info) {
       {"remaining", std::to_string(info.remaining)},
       {"exhausted", info.exhausted},
   };
+  // Only while a restride is under way or after one, so other sequences keep their shape.
+  if (info.fence != 0) out["fence"] = std::to_string(info.fence);
+  if (info.restrided) out["restrided"] = true;
+  return out;
 }
 
 json::object lease_json(const Lease& lease) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -128,19 +129,63 @@ void put_sequence(const Reply& reply, const RouteRequest& in) {
       }));
 }
 
+namespace {
+
+// PATCH {"fence": F}: nothing above F on the current grid until a restride (docs/restride.md).
+void patch_fence(const Reply& reply, const std::string& name,
+                 const std::shared_ptr<TicketSequence>& seq, std::uint64_t fence) {
+  reply.deps().tickets.set_fence(
+      name, fence, reply.resume<DetailedResult<Block>>([reply, seq](DetailedResult<Block> r) {
+        if (!r) return reply.fail(r.error());
+        reply.json(status::ok, sequence_json(seq->info()));
+      }));
+}
+
+// PATCH {"increment": n, "offset": k, "next": v}: a restride onto the grid n/k, its first value
+// the first one on it at or above v (so v - 1 is the floor).
+void patch_restride(const Reply& reply, const std::string& name,
+                    const std::shared_ptr<TicketSequence>& seq, Restride r) {
+  reply.deps().tickets.restride(
+      name, r, reply.resume<DetailedResult<Block>>([reply, seq](DetailedResult<Block> b) {
+        if (!b) return reply.fail(b.error());
+        reply.json(status::ok, sequence_json(seq->info()));
+      }));
+}
+
+}  // namespace
+
 void patch_sequence(const Reply& reply, const RouteRequest& in) {
   const std::string& name = in.path.get("name");
-  auto body = body_object(in.http, {"next"});
+  auto body = body_object(in.http, {"next", "increment", "offset", "fence"});
   if (!body) return reply.fail(body.error());
   auto next = read_id(*body, "next");
   if (!next) return reply.fail(next.error());
-  if (!*next) return reply.fail(HttpErrc::kInvalidField, "field 'next' is required");
+  auto increment = read_id(*body, "increment");
+  if (!increment) return reply.fail(increment.error());
+  auto offset = read_id(*body, "offset");
+  if (!offset) return reply.fail(offset.error());
+  auto fence = read_id(*body, "fence");
+  if (!fence) return reply.fail(fence.error());
+  const bool regrid = *increment || *offset;
+  if (*fence && (*next || regrid)) {
+    return reply.fail(HttpErrc::kInvalidField, "field 'fence' goes alone");
+  }
+  if (regrid && !(*increment && *offset && *next)) {
+    return reply.fail(HttpErrc::kInvalidField,
+                      "a restride takes 'increment', 'offset' and 'next' together");
+  }
+  if (!*next && !*fence) return reply.fail(HttpErrc::kInvalidField, "field 'next' is required");
   auto seq = reply.deps().tickets.find(name);
   if (!seq && reply.deps().tickets.exists(name)) {
     return reply.fail(TicketErrc::kWrongKind,
                       "sequence '" + name + "' is not a ticket sequence: only those move forward");
   }
   if (!seq) return reply.fail(unknown_sequence(name));
+  if (*fence) return patch_fence(reply, name, seq, **fence);
+  if (regrid) {
+    if (**next == 0) return reply.fail(HttpErrc::kInvalidField, "'next' must be at least 1");
+    return patch_restride(reply, name, seq, Restride{**increment, **offset, **next - 1});
+  }
   // The engine treats a smaller target as a no-op (as MySQL does); over HTTP a backwards move
   // is almost certainly a mistake, so it is refused. A concurrent issue between this check and
   // advance_to can only make the target smaller than the next value, which is still safe.

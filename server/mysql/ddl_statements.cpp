@@ -251,9 +251,46 @@ void run(const sql::AlterTable& st, StatementCall& call) {
           }));
 }
 
-void run(const sql::AlterSequence&, StatementCall& call) {
-  call.done(to_err(StatementErrc::kNotSupported,
-                   {"ALTER SEQUENCE (use SELECT SETVAL to move a sequence forward)"}));
+// ALTER SEQUENCE s INCREMENT BY n RESTART WITH v: a restride (docs/restride.md). MariaDB has no
+// offset clause; its sequences step from their first value, so the new grid is the values
+// ≡ v (mod n), starting at v, as CREATE SEQUENCE reads START WITH. v must be above every value
+// this server may have issued (its durable ceiling): a restride never goes back.
+void run(const sql::AlterSequence& st, StatementCall& call) {
+  ErrResult e;
+  auto name = call.resolve(st.name, e);
+  if (!name) return call.done(e);
+  const auto& o = st.options;
+  const bool other = o.start || o.min_value || o.no_min_value || o.max_value || o.no_max_value ||
+                     o.cache || o.engine;
+  if (!o.increment || !o.restart_with || other) {
+    return call.done(to_err(
+        StatementErrc::kNotSupported,
+        {o.increment && !other
+             ? "ALTER SEQUENCE ... INCREMENT BY without RESTART WITH v (a new grid starts "
+               "above what was issued: give its first value)"
+             : "ALTER SEQUENCE other than INCREMENT BY n RESTART WITH v (use SELECT SETVAL to "
+               "move a sequence forward)"}));
+  }
+  if (*o.increment <= 0)
+    return call.done(to_err(StatementErrc::kNotSupported, {"a descending or zero INCREMENT"}));
+  if (*o.increment > 65535) {
+    return call.done(to_err(StatementErrc::kWrongArguments, {"INCREMENT must be at most 65535"}));
+  }
+  if (*o.restart_with < 1) {
+    return call.done(to_err(StatementErrc::kWrongArguments, {"RESTART WITH must be at least 1"}));
+  }
+  if (!call.engine.tickets.exists(*name) && st.if_exists) return call.done(OkResult{});
+  const auto increment = static_cast<std::uint64_t>(*o.increment);
+  const auto first = static_cast<std::uint64_t>(*o.restart_with);
+  const std::uint64_t residue = first % increment;
+  const Restride r{increment, residue == 0 ? increment : residue, first - 1};
+  call.engine.tickets.restride(
+      *name, r,
+      call.resume<DetailedResult<Block>>(
+          [done = std::move(call.done), d = call.engine.qualified(*name)](DetailedResult<Block> b) {
+            if (!b) return done(to_err(b.error(), d));
+            done(OkResult{});
+          }));
 }
 
 void run(const sql::TruncateTable&, StatementCall& call) {

@@ -15,6 +15,24 @@ TEST(SequenceRecord, RoundTrips) {
   EXPECT_EQ(*back, r);
 }
 
+TEST(SequenceRecord, FenceAndRestrideRoundTripAndAreLeftOutWhenUnset) {
+  SequenceRecord r{SequenceSpec{"T", SequenceKind::kTicket, 101, 3, 2, 1000000, 10}, 100, 0, true};
+  EXPECT_EQ(encode_record(r),
+            "v=1 kind=ticket start=101 increment=3 offset=2 max_value=1000000 cache=10 ceiling=100 "
+            "restrided=1");
+  EXPECT_EQ(decode_record("T", encode_record(r)), r);
+  r.fence = 5000;
+  r.restrided = false;
+  EXPECT_EQ(encode_record(r),
+            "v=1 kind=ticket start=101 increment=3 offset=2 max_value=1000000 cache=10 ceiling=100 "
+            "fence=5000");
+  EXPECT_EQ(decode_record("T", encode_record(r)), r);
+  const char* bad[] = {
+      "v=1 kind=ticket start=1 increment=1 offset=1 max_value=9 cache=1 ceiling=0 fence=x",
+      "v=1 kind=ticket start=1 increment=1 offset=1 max_value=9 cache=1 ceiling=0 restrided=2"};
+  for (auto* t : bad) EXPECT_FALSE(decode_record("s", t)) << t;
+}
+
 TEST(SequenceRecord, RejectsDamagedText) {
   const char* bad[] = {"",
                        "v=2 kind=ticket",

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <future>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -282,6 +284,206 @@ TEST(TicketSequence, ChangedIncrementAppliesAboveTheCeiling) {
   auto v = take1(*s);
   EXPECT_EQ(v % 2, 0u);
   EXPECT_GT(v, 10u);
+}
+
+DetailedResult<Block> restride_and_wait(TicketSequence& s, Restride r) {
+  std::promise<DetailedResult<Block>> p;
+  s.restride(r, [&p](DetailedResult<Block> b) { p.set_value(std::move(b)); });
+  return p.get_future().get();
+}
+
+DetailedResult<Block> fence_and_wait(TicketSequence& s, std::uint64_t fence) {
+  std::promise<DetailedResult<Block>> p;
+  s.set_fence(fence, [&p](DetailedResult<Block> b) { p.set_value(std::move(b)); });
+  return p.get_future().get();
+}
+
+std::optional<SequenceRecord> stored(testing::ScriptedStore& store, const std::string& name) {
+  auto v = store.inner().get(sequence_key(name));
+  if (!v || !*v) return std::nullopt;
+  return decode_record(name, **v);
+}
+
+TEST(TicketSequence, RestrideMovesOntoTheNewGridAboveTheFloorAndAbandonsTheCache) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);
+  EXPECT_EQ(take1(*s), 3u);
+  EXPECT_EQ(s->info().durable_ceiling, 19u);  // 5, 7, ..., 19 cached
+  auto r = restride_and_wait(*s, Restride{.increment = 3, .offset = 2, .floor = 100});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->first, 101u);  // the first value ≡ 2 (mod 3) above 100
+  EXPECT_EQ(r->step, 3u);
+  EXPECT_EQ(take1(*s), 101u);
+  EXPECT_EQ(take1(*s), 104u);
+  const auto info = s->info();
+  EXPECT_EQ(info.spec.increment, 3u);
+  EXPECT_EQ(info.spec.offset, 2u);
+  EXPECT_TRUE(info.restrided);
+  EXPECT_EQ(info.fence, 0u);
+  // The new grid is durable: a restart resumes on it, above everything issued.
+  f.committer.stop();
+  auto rec = stored(f.store, "s");
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->spec.increment, 3u);
+  EXPECT_EQ(rec->spec.offset, 2u);
+  EXPECT_TRUE(rec->restrided);
+  GroupCommitter again_committer{f.store};
+  auto again = std::make_shared<TicketSequence>(*rec, again_committer);
+  const auto v = take_and_wait(*again, 1);
+  ASSERT_TRUE(v);
+  EXPECT_GT(v->first, 104u);
+  EXPECT_EQ(v->first % 3, 2u);
+}
+
+TEST(TicketSequence, RestrideRefusesAFloorBelowTheCeilingAndKeepsServing) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);  // ceiling 19
+  auto r = restride_and_wait(*s, Restride{.increment = 3, .offset = 1, .floor = 18});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("below the durable ceiling 19"), std::string::npos)
+      << r.error().message;
+  r = restride_and_wait(*s, Restride{.increment = 3, .offset = 4, .floor = 100});
+  ASSERT_FALSE(r);  // offset above the increment
+  EXPECT_EQ(r.error().code, TicketErrc::kInvalidArgument);
+  r = restride_and_wait(*s, Restride{.increment = 3, .offset = 1, .floor = kDefaultMaxValue});
+  ASSERT_FALSE(r);           // nothing left under max_value
+  EXPECT_EQ(take1(*s), 3u);  // the old grid and its cache are untouched
+  EXPECT_EQ(s->info().spec.increment, 2u);
+  // The floor may be exactly the ceiling: everything issued is at or below it.
+  r = restride_and_wait(*s, Restride{.increment = 3, .offset = 1, .floor = 19});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(take1(*s), 22u);
+}
+
+TEST(TicketSequence, NothingIsIssuedWhileTheRestrideCommits) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 2, .cache = 100}, 0);
+  EXPECT_EQ(take1(*s), 2u);  // ceiling 200: 99 more values cached
+  f.store.hold();
+  std::promise<DetailedResult<Block>> restrided;
+  s->restride(Restride{.increment = 4, .offset = 2, .floor = 1000},
+              [&](DetailedResult<Block> b) { restrided.set_value(std::move(b)); });
+  f.store.wait_entered(2);  // the restride's write is in the store, held
+  // Neither the cached path nor a queued take hands out a value now, old grid or new.
+  EXPECT_FALSE(s->try_take(1));
+  constexpr int kTakes = 20;
+  std::vector<DetailedResult<Block>> results(kTakes, Error{});
+  std::atomic<int> done{0};
+  for (int i = 0; i < kTakes; ++i) {
+    s->take(1, [&, i](DetailedResult<Block> b) {
+      results[static_cast<std::size_t>(i)] = std::move(b);
+      done.fetch_add(1);
+    });
+  }
+  EXPECT_EQ(done.load(), 0);  // the fast path would have answered inline, from the old cache
+  f.store.release();
+  auto r = restrided.get_future().get();
+  ASSERT_TRUE(r) << r.error().message;
+  while (done.load() < kTakes) std::this_thread::yield();
+  std::uint64_t last = 0;
+  for (const auto& b : results) {
+    ASSERT_TRUE(b) << b.error().message;
+    EXPECT_GT(b->first, 1000u);
+    EXPECT_EQ(b->first % 4, 2u);
+    EXPECT_GT(b->first, last);  // in queue order
+    last = b->first;
+  }
+}
+
+TEST(TicketSequence, RestrideWaitsForAPrefetchInFlightAndStaysAboveIt) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);  // ceiling 10
+  f.store.hold();
+  for (int i = 2; i <= 6; ++i) EXPECT_EQ(take1(*s), static_cast<std::uint64_t>(i));
+  f.store.wait_entered(2);  // a prefetch to ceiling 20 is in flight, held
+  // The in-flight ceiling counts: a floor of 15 is below it.
+  auto low = restride_and_wait(*s, Restride{.increment = 2, .offset = 1, .floor = 15});
+  ASSERT_FALSE(low);
+  EXPECT_NE(low.error().message.find("ceiling 20"), std::string::npos) << low.error().message;
+  std::promise<DetailedResult<Block>> restrided;
+  s->restride(Restride{.increment = 2, .offset = 2, .floor = 20},
+              [&](DetailedResult<Block> b) { restrided.set_value(std::move(b)); });
+  EXPECT_FALSE(s->try_take(1));
+  f.store.release();
+  auto r = restrided.get_future().get();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(take1(*s), 22u);
+  f.committer.stop();
+  auto rec = stored(f.store, "s");
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->spec.offset, 2u);  // the prefetch's record (old grid) did not land last
+}
+
+TEST(TicketSequence, FailedRestrideLeavesTheOldGridIntact) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);  // ceiling 19
+  f.store.fail_next(1);
+  auto r = restride_and_wait(*s, Restride{.increment = 3, .offset = 3, .floor = 100});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kStorageFailed);
+  const auto info = s->info();
+  EXPECT_EQ(info.spec.increment, 2u);
+  EXPECT_EQ(info.spec.offset, 1u);
+  EXPECT_FALSE(info.restrided);
+  EXPECT_EQ(take1(*s), 3u);  // its cached values are still served
+  // Later writes keep writing the old grid: the failed restride never takes effect.
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(take1(*s) % 2, 1u);
+  f.committer.stop();
+  auto rec = stored(f.store, "s");
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->spec.increment, 2u);
+  EXPECT_FALSE(rec->restrided);
+}
+
+TEST(TicketSequence, FenceCapsTheOldGridDurablyUntilTheRestride) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);  // ceiling 10
+  auto low = fence_and_wait(*s, 9);
+  ASSERT_FALSE(low);
+  EXPECT_EQ(low.error().code, TicketErrc::kInvalidArgument);
+  ASSERT_TRUE(fence_and_wait(*s, 15));
+  for (std::uint64_t v = 2; v <= 15; ++v) EXPECT_EQ(take1(*s), v);
+  auto over = take_and_wait(*s, 1);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().code, TicketErrc::kExhausted);
+  EXPECT_NE(over.error().message.find("fenced at 15"), std::string::npos);
+  EXPECT_EQ(s->info().durable_ceiling, 15u);  // no ceiling above the fence was written
+  auto rec = stored(f.store, "s");
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->fence, 15u);
+  // A restart keeps the fence.
+  {
+    GroupCommitter c2{f.store};
+    auto again = std::make_shared<TicketSequence>(*rec, c2);
+    EXPECT_FALSE(take_and_wait(*again, 1));
+  }
+  // The restride lifts it.
+  auto r = restride_and_wait(*s, Restride{.increment = 2, .offset = 2, .floor = 15});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(take1(*s), 16u);
+  EXPECT_EQ(take1(*s), 18u);
+  EXPECT_EQ(s->info().fence, 0u);
+}
+
+TEST(TicketSequence, AGridChangeInFlightRefusesAnother) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);
+  f.store.hold();
+  std::promise<DetailedResult<Block>> first;
+  s->set_fence(100, [&](DetailedResult<Block> b) { first.set_value(std::move(b)); });
+  auto second = restride_and_wait(*s, Restride{.increment = 2, .offset = 1, .floor = 100});
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, TicketErrc::kRetryLater);
+  f.store.release();
+  ASSERT_TRUE(first.get_future().get());
+  EXPECT_TRUE(restride_and_wait(*s, Restride{.increment = 2, .offset = 1, .floor = 100}));
 }
 
 }  // namespace

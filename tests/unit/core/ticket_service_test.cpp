@@ -204,6 +204,54 @@ TEST(TicketService, ConfiguredIncrementChangeIsPersisted) {
   EXPECT_EQ(e.next("t") % 2, 0u);
 }
 
+DetailedResult<Block> wait_block(const std::function<void(BlockCallback)>& op) {
+  std::promise<DetailedResult<Block>> p;
+  op([&p](DetailedResult<Block> b) { p.set_value(std::move(b)); });
+  return p.get_future().get();
+}
+
+TEST(TicketService, ARestridedGridWinsOverTheConfigAtStart) {
+  ScriptedStore store;
+  const SequenceSpec configured{.name = "t", .increment = 2, .offset = 1, .cache = 10};
+  {
+    Engine e(store);
+    ASSERT_TRUE(e.service.ensure_configured(configured));
+    EXPECT_EQ(e.next("t"), 1u);
+    auto r = wait_block([&](BlockCallback d) {
+      e.service.restride("t", Restride{.increment = 3, .offset = 1, .floor = 100}, std::move(d));
+    });
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->first, 103u);
+    EXPECT_EQ(e.next("t"), 103u);
+  }
+  // Restarted with the config written before the restride: the grid stays 3/1 (2/1 would meet
+  // the values of the server now on 3/3), the other settings still apply.
+  Engine e(store);
+  auto changed = configured;
+  changed.cache = 20;
+  ASSERT_TRUE(e.service.ensure_configured(changed));
+  const auto info = e.service.find("t")->info();
+  EXPECT_EQ(info.spec.increment, 3u);
+  EXPECT_EQ(info.spec.offset, 1u);
+  EXPECT_EQ(info.spec.cache, 20u);
+  const auto v = e.next("t");
+  EXPECT_GT(v, 103u);
+  EXPECT_EQ(v % 3, 1u);
+}
+
+TEST(TicketService, RestrideAndFenceRefuseOtherKindsAndUnknownNames) {
+  ScriptedStore store;
+  Engine e(store);
+  auto r = wait_block([&](BlockCallback d) {
+    e.service.restride("nope", Restride{.increment = 3, .offset = 1, .floor = 9}, std::move(d));
+  });
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kUnknownSequence);
+  r = wait_block([&](BlockCallback d) { e.service.set_fence("nope", 9, std::move(d)); });
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, TicketErrc::kUnknownSequence);
+}
+
 TEST(TicketService, InvalidSpecIsRefused) {
   ScriptedStore store;
   Engine e(store);

@@ -467,6 +467,35 @@ TEST(HttpRoutes, PatchMovesForwardNeverBack) {
   EXPECT_EQ(post_next(e, "").body(), R"({"sequence":"Tickets64","ids":["5001"]})");
 }
 
+TEST(HttpRoutes, PatchFencesThenRestrides) {
+  HttpEngine e;
+  EXPECT_EQ(post_next(e, "").body(), R"({"sequence":"Tickets64","ids":["1"]})");  // ceiling 1000
+  const auto patch = [&](std::string_view body) {
+    return e.call(make_request(verb::patch, "/v1/sequences/Tickets64", std::string(body)));
+  };
+  auto low = patch(R"({"fence":"999"})");
+  EXPECT_EQ(low.result(), status::unprocessable_entity) << low.body();
+  auto fenced = patch(R"({"fence":"2000"})");
+  ASSERT_EQ(fenced.result(), status::ok) << fenced.body();
+  EXPECT_EQ(body_of(fenced).at("fence").as_string(), "2000");
+  auto r = patch(R"({"increment":3,"offset":2,"next":"2001"})");
+  ASSERT_EQ(r.result(), status::ok) << r.body();
+  const auto body = body_of(r);
+  EXPECT_EQ(body.at("next_value").as_string(), "2003");  // the first value ≡ 2 (mod 3) >= 2001
+  EXPECT_EQ(body.at("increment").as_int64(), 3);
+  EXPECT_EQ(body.at("offset").as_int64(), 2);
+  EXPECT_TRUE(body.at("restrided").as_bool());
+  EXPECT_FALSE(body.contains("fence"));  // the restride lifted it
+  EXPECT_EQ(post_next(e, "").body(), R"({"sequence":"Tickets64","ids":["2003"]})");
+  for (const auto* bad :
+       {R"({"increment":3,"offset":1})", R"({"increment":3,"next":"9000"})",
+        R"({"fence":"9000","next":"9000"})", R"({"increment":3,"offset":4,"next":"9000"})",
+        R"({"increment":3,"offset":1,"next":"2003"})"}) {
+    EXPECT_EQ(patch(bad).result(), status::unprocessable_entity) << bad;
+  }
+  EXPECT_EQ(post_next(e, "").body(), R"({"sequence":"Tickets64","ids":["2006"]})");
+}
+
 TEST(HttpRoutes, PatchErrors) {
   HttpEngine e;
   EXPECT_EQ(e.call(make_request(verb::patch, "/v1/sequences/Tickets64", "{}")).result(),

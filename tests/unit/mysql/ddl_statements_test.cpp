@@ -72,6 +72,50 @@ TEST_F(DdlStatements, AlterTableMovesForwardOnly) {
   EXPECT_EQ(err("TRUNCATE TABLE Tickets64").code, kErNotSupportedYet);
 }
 
+TEST_F(DdlStatements, AlterSequenceIncrementByRestartWithRestrides) {
+  EXPECT_EQ(ok("REPLACE INTO Tickets64 (stub) VALUES ('a')").last_insert_id, 1u);  // ceiling 10
+  // The offset follows from RESTART WITH: 1000 ≡ 1 (mod 3).
+  ok("ALTER SEQUENCE Tickets64 INCREMENT BY 3 RESTART WITH 1000");
+  EXPECT_EQ(ok("REPLACE INTO Tickets64 (stub) VALUES ('a')").last_insert_id, 1000u);
+  EXPECT_EQ(ok("REPLACE INTO Tickets64 (stub) VALUES ('a')").last_insert_id, 1003u);
+  const auto info = service_.find("Tickets64")->info();
+  EXPECT_EQ(info.spec.increment, 3u);
+  EXPECT_EQ(info.spec.offset, 1u);
+  // A multiple of the increment is offset = increment.
+  ok("ALTER SEQUENCE Tickets64 INCREMENT BY 4 RESTART WITH 2000");
+  EXPECT_EQ(service_.find("Tickets64")->info().spec.offset, 4u);
+  EXPECT_EQ(ok("REPLACE INTO Tickets64 (stub) VALUES ('a')").last_insert_id, 2000u);
+
+  const struct {
+    std::string_view sql;
+    std::uint16_t code;
+    std::string_view message_part;
+  } refused[] = {
+      // Not above the durable ceiling: values up to it may have been issued.
+      {"ALTER SEQUENCE Tickets64 INCREMENT BY 3 RESTART WITH 2001", kErWrongArguments,
+       "below the durable ceiling"},
+      {"ALTER SEQUENCE Tickets64 INCREMENT BY 3", kErNotSupportedYet, "without RESTART WITH"},
+      {"ALTER SEQUENCE Tickets64 RESTART WITH 9000", kErNotSupportedYet, "other than"},
+      {"ALTER SEQUENCE Tickets64 INCREMENT BY 3 RESTART WITH 9000 CACHE 5", kErNotSupportedYet,
+       "other than"},
+      {"ALTER SEQUENCE Tickets64 INCREMENT BY -3 RESTART WITH 9000", kErNotSupportedYet,
+       "descending"},
+      {"ALTER SEQUENCE Tickets64 INCREMENT BY 70000 RESTART WITH 9000", kErWrongArguments,
+       "at most 65535"},
+      {"ALTER SEQUENCE Tickets64 INCREMENT BY 3 RESTART WITH 0", kErWrongArguments, "at least 1"},
+      {"ALTER SEQUENCE Nope INCREMENT BY 3 RESTART WITH 9000", kErNoSuchTable, "Nope"},
+  };
+  for (const auto& c : refused) {
+    auto e = err(c.sql);
+    EXPECT_EQ(e.code, c.code) << c.sql << ": " << e.message;
+    EXPECT_NE(e.message.find(c.message_part), std::string::npos) << c.sql << ": " << e.message;
+  }
+  ok("ALTER SEQUENCE IF EXISTS Nope INCREMENT BY 3 RESTART WITH 9000");
+  // Nothing refused changed the grid.
+  EXPECT_EQ(service_.find("Tickets64")->info().spec.increment, 4u);
+  EXPECT_EQ(ok("REPLACE INTO Tickets64 (stub) VALUES ('a')").last_insert_id, 2004u);
+}
+
 TEST_F(DdlStatements, ShowStatementsDescribeTheFlickrSchema) {
   auto tables = rows("SHOW TABLES");
   EXPECT_EQ(names(tables), std::vector<std::string>{"Tables_in_tickets"});

@@ -134,6 +134,8 @@ constexpr AcceptCase kAccepted[] = {
     {"ALTER SEQUENCE s RESTART = 7", "alter_sequence name=s restart restart_with=7"},
     {"ALTER SEQUENCE IF EXISTS s RESTART", "alter_sequence name=s if_exists restart"},
     {"ALTER SEQUENCE s INCREMENT BY 2", "alter_sequence name=s increment=2"},
+    {"ALTER SEQUENCE Tickets64 INCREMENT BY 3 RESTART WITH 5000000001",
+     "alter_sequence name=Tickets64 increment=3 restart restart_with=5000000001"},
 
     // ---- Tables ----
     {"CREATE TABLE `Tickets64` (\n"
