@@ -84,7 +84,9 @@ Error gateway_error(const std::string& what, const GatewayError& g) {
       return error(EtcdErrc::kAuth, detail);
     case kGrpcPermissionDenied:
       return error(EtcdErrc::kPermissionDenied,
-                   detail + " (the etcd user's role needs readwrite on the prefix)");
+                   detail +
+                       " (the etcd user, `username` or else the client certificate's "
+                       "CommonName, needs a role with readwrite on the prefix)");
     case kGrpcInvalidArgument:
       if (contains(g.message, "user name is empty")) {
         return error(EtcdErrc::kAuth,
@@ -418,6 +420,10 @@ DetailedResult<std::string> EtcdClient::call(std::string_view target, std::strin
     // run and sending it again is safe.
     if (auto a = s.authenticate_locked(deadline); !a) return a.error();
     r = s.exchange_locked(target, body, deadline, s.token);
+  }
+  if (auth && !r && r.error().code == EtcdErrc::kPermissionDenied) {
+    return Error{r.error().code,
+                 r.error().message + " (as etcd user '" + s.options.username + "')"};
   }
   return r;
 }
