@@ -72,7 +72,7 @@ std::optional<std::string> etcd_access_problem(etcd::EtcdClient& client,
   if (r) return std::nullopt;
   const auto& code = r.error().code;
   for (auto fatal : {etcd::EtcdErrc::kTls, etcd::EtcdErrc::kAuth, etcd::EtcdErrc::kPermissionDenied,
-                     etcd::EtcdErrc::kInvalidArgument, etcd::EtcdErrc::kRejected}) {
+                     etcd::EtcdErrc::kInvalidArgument}) {
     if (code == fatal) return "etcd refuses access to " + prefix + ": " + r.error().message;
   }
   log::warn("etcd not reachable at start (waiting for it): " + r.error().message);
