@@ -196,7 +196,9 @@ struct EtcdClient::Impl {
       const std::size_t index = (current + attempt) % n;
       const Endpoint& e = endpoints[index];
       if (steady::now() >= deadline) break;
-      if (!conn->is_open() || attempt > 0) {
+      // A kept-alive connection the member closed (it died or restarted) is replaced before
+      // anything is sent on it, so the request may still fail over.
+      if (!conn->is_open() || attempt > 0 || conn->peer_closed()) {
         buffer.clear();
         std::string detail;
         if (auto ec = conn->connect(e, steady::now() + options.connect_timeout, deadline, detail)) {

@@ -2,11 +2,13 @@
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <sys/socket.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
+#include <cerrno>
 #include <utility>
 
 namespace ticketd::etcd::detail {
@@ -41,6 +43,16 @@ void Connection::close() {
     lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
     lowest.close();
   }
+}
+
+bool Connection::peer_closed() {
+  if (!is_open()) return true;
+  auto& socket = tls_ ? beast::get_lowest_layer(*tls_).socket() : tcp_->socket();
+  if (!socket.is_open()) return true;
+  char byte = 0;
+  const auto n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0) return errno != EAGAIN && errno != EWOULDBLOCK;
+  return true;  // 0: the peer closed it; > 0: bytes that belong to no request
 }
 
 void Connection::reset() {

@@ -37,6 +37,10 @@ class Connection {
   boost::system::error_code connect(const Endpoint& e, steady::time_point connect_deadline,
                                     steady::time_point deadline, std::string& detail);
   [[nodiscard]] bool is_open() const { return tcp_.has_value() || tls_.has_value(); }
+  /// True when the peer closed or reset the idle connection (or sent bytes nobody asked for):
+  /// a kept-alive connection to a member that died must not carry the next request, which
+  /// would then fail with its outcome unknown although it was never received.
+  [[nodiscard]] bool peer_closed();
   void expires_at(steady::time_point t);
   /// Closes the socket (a pending operation completes with an error); the stream stays.
   void close();

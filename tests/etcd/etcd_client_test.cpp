@@ -267,6 +267,16 @@ TEST_F(EtcdClientTest, MeasuresCallLatencyOnLoopback) {
   EXPECT_LT(median_us(keepalive_us), 500'000);
 }
 
+TEST_F(EtcdClientTest, TheFirstCallAfterAMemberRestartedDoesNotFailOnTheOldConnection) {
+  auto c = client();
+  ASSERT_TRUE(c->put(prefix() + "k", "v"));
+  etcd_->kill();  // the kept-alive connection is now closed by the peer, unknown to the client
+  etcd_->start();
+  auto up = c->get(prefix() + "k");
+  ASSERT_TRUE(up) << up.error().message;
+  ASSERT_EQ(up->kvs.size(), 1u);
+}
+
 TEST_F(EtcdClientTest, AWatchStreamsPutsAndDeletesOfItsKeyAsTheyHappen) {
   auto c = client();
   const std::string key = prefix() + "leader";

@@ -1,5 +1,6 @@
 """High availability on etcd: two ticketd instances share a real three-member etcd cluster.
-Usage: ha_test.py failover|gapless_failover|fencing|etcd_faults|idle_requests|takeover"""
+Usage: ha_test.py failover|gapless_failover|fencing|etcd_faults|idle_requests|takeover|
+watch_reconnect"""
 import http.client
 import json
 import os
@@ -570,6 +571,38 @@ def test_takeover(cluster):
             t.cleanup()
 
 
+def test_watch_reconnect(cluster):
+    """The etcd member a follower watches through dies: the follower watches through another
+    member (reading the key again first), so a SIGTERM of the leader still hands over at once
+    rather than after the TTL."""
+    a, b = make_instance(cluster, ttl=IDLE_TTL_S), make_instance(cluster, ttl=IDLE_TTL_S)
+    try:
+        a.start()
+        wait_role(a, "leader")
+        b.start()
+        wait_role(b, "follower")
+        time.sleep(0.5)
+        cluster.kill_member(0)  # both clients start on the first endpoint
+        time.sleep(2)
+        assert "watch broke" in b.log_text(), b.log_text()[-2000:]
+        stopped = time.time()
+        a.proc.send_signal(signal.SIGTERM)
+        wait_role(b, "leader", timeout=IDLE_TTL_S + 5)
+        took = time.time() - stopped
+        print(f"hand-over after SIGTERM with the watched etcd member dead: {took:.3f} s",
+              flush=True)
+        assert took < 1.0, took
+        conn = take(b)
+        with conn.cursor() as c:
+            c.execute("REPLACE INTO Tickets64 (stub) VALUES ('a')")
+            assert c.lastrowid > 0
+        conn.close()
+    finally:
+        a.cleanup()
+        b.cleanup()
+        cluster.start_member(0)
+
+
 def main():
     which = sys.argv[1]
     cluster = EtcdCluster().start()
@@ -577,7 +610,7 @@ def main():
         {"failover": test_failover, "gapless_failover": test_gapless_failover,
          "fencing": test_fencing,
          "etcd_faults": test_etcd_faults, "idle_requests": test_idle_requests,
-         "takeover": test_takeover}[which](cluster)
+         "takeover": test_takeover, "watch_reconnect": test_watch_reconnect}[which](cluster)
     finally:
         cluster.cleanup()
     print("ok")
