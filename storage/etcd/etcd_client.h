@@ -1,4 +1,5 @@
-// A small synchronous etcd v3 client over the JSON gateway (HTTP/1.1).
+// A small synchronous etcd v3 client over the JSON gateway (HTTP/1.1, plain or TLS), with
+// etcd auth tokens and streaming watches (EtcdWatch, implemented beside the client).
 #pragma once
 
 #include <chrono>
