@@ -142,14 +142,18 @@ bool EtcdLeaderElection::follow() {
     if (!r) {
       if (r.error().code == etcd::EtcdErrc::kCancelled) return false;
       if (r.error().code == etcd::EtcdErrc::kTimeout) {
-        // Quiet: the leader is alive (or this member is cut off). Read the key again.
+        // Quiet: the leader is alive (or this member is cut off). Read the key again. The
+        // stream held for a whole watch_idle, so etcd is healthy: the backoff starts over.
         log::debug("leader election: " + r.error().message);
+        backoff_ = std::chrono::milliseconds(0);
         return true;
       }
       log::warn("leader election: watch broke: " + r.error().message);
       return retry_later();
     }
-    if (r->created) backoff_ = std::chrono::milliseconds(0);
+    // Not reset on `created`: a stream that etcd or a proxy ends right after creating it
+    // must not make a range and a watch every 50 ms.
+    if (!r->events.empty()) backoff_ = std::chrono::milliseconds(0);
     if (r->canceled) {
       // Compacted past our revision, or etcd ended the watch: the campaign reads the key anew.
       log::warn("leader election: etcd canceled the watch" +
