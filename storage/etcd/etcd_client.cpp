@@ -48,8 +48,11 @@ bool contains(std::string_view text, std::string_view part) {
 std::string tls_problem(const beast::error_code& ec, const std::string& detail) {
   std::string m = "TLS: " + ec.message();
   if (!detail.empty()) m += " (" + detail + ")";
-  if (contains(m, "verify failed")) {
-    m += ": etcd's certificate is not signed by a CA in ca_file, or does not name this host";
+  if (contains(m, "mismatch")) {
+    m += ": etcd's certificate does not name the endpoint's host (use a name or IP address its "
+         "subjectAltName lists)";
+  } else if (contains(m, "verify failed")) {
+    m += ": etcd's certificate is not signed by a CA in ca_file";
   } else if (contains(m, "certificate required") || contains(m, "bad certificate") ||
              contains(m, "unknown ca") || contains(m, "handshake failure")) {
     m += ": etcd refused our client certificate (set cert_file and key_file to a certificate "
@@ -248,6 +251,7 @@ struct EtcdClient::Impl {
         exchange_locked("/v3/auth/authenticate",
                         encode_authenticate(options.username, options.password), deadline, "");
     if (!body) {
+      if (body.error().code != EtcdErrc::kAuth) return body.error();
       return Error{body.error().code,
                    body.error().message + " (as etcd user '" + options.username + "')"};
     }

@@ -2,12 +2,12 @@
 
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 #include <sys/socket.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 #include <cerrno>
 #include <utility>
 
@@ -97,7 +97,15 @@ boost::system::error_code Connection::connect(const Endpoint& e,
     return asio::error::invalid_argument;
   }
   tls_->set_verify_mode(asio::ssl::verify_peer);
-  tls_->set_verify_callback(asio::ssl::host_name_verification(e.host));
+  // OpenSSL checks the name itself (rather than a verify callback), so that a mismatch is
+  // reported as one ("hostname mismatch", "IP address mismatch").
+  X509_VERIFY_PARAM* param = SSL_get0_param(tls_->native_handle());
+  const int named = not_ip ? X509_VERIFY_PARAM_set1_host(param, e.host.c_str(), e.host.size())
+                           : X509_VERIFY_PARAM_set1_ip_asc(param, e.host.c_str());
+  if (named != 1) {
+    reset();
+    return asio::error::invalid_argument;
+  }
   lowest->expires_at(deadline);
   ec = run([&](auto handler) {
     tls_->async_handshake(asio::ssl::stream_base::client, std::move(handler));
