@@ -113,6 +113,19 @@ struct SequenceConfig {
   friend bool operator==(const SequenceConfig&, const SequenceConfig&) = default;
 };
 
+/// How ticketd reaches a secured etcd (`storage:` and `snowflake.worker_id` with `source: etcd`):
+/// with https:// endpoints, the CAs etcd's certificate must chain to and an optional client
+/// certificate; with etcd's auth enabled, a user and its password (never logged; a reason for
+/// the file to be private, like the other passwords in clear).
+struct EtcdAccess {
+  std::string ca_file;    // PEM; empty: the system's CAs
+  std::string cert_file;  // PEM, with key_file: for etcd's --client-cert-auth
+  std::string key_file;
+  std::string username;  // empty: etcd's auth is not used
+  std::string password;
+  friend bool operator==(const EtcdAccess&, const EtcdAccess&) = default;
+};
+
 /// The `snowflake:` section: the bit layout and worker identity of `kind: snowflake` sequences.
 struct SnowflakeConfig {
   std::string epoch = "2026-01-01T00:00:00Z";
@@ -125,7 +138,8 @@ struct SnowflakeConfig {
   WorkerSource worker_source = WorkerSource::kStatic;
   std::uint64_t worker_id = 0;              // static
   std::string worker_env;                   // env: the variable holding the worker id
-  std::vector<std::string> etcd_endpoints;  // etcd: http://HOST:PORT, tried in order
+  std::vector<std::string> etcd_endpoints;  // etcd: http(s)://HOST:PORT, tried in order
+  EtcdAccess etcd_access;                   // etcd: TLS files and credentials
   std::string etcd_prefix = "/ticketd/workers/";
   std::chrono::seconds etcd_ttl{10};
   std::chrono::milliseconds etcd_margin{0};  // 0 (not in the file): a quarter of the TTL
@@ -151,7 +165,8 @@ struct WorkerPoolConfig {
 /// etcd cluster shared by several ticketd instances, of which one (the elected leader) serves.
 struct StorageConfig {
   StorageEngine engine = StorageEngine::kRocksDb;
-  std::vector<std::string> endpoints;  // etcd: http://HOST:PORT, tried in order
+  std::vector<std::string> endpoints;  // etcd: http(s)://HOST:PORT, tried in order
+  EtcdAccess access;                   // etcd: TLS files and credentials
   std::string prefix = "/ticketd/";    // etcd: one group of ticketd instances per prefix
   std::chrono::seconds leader_ttl{5};  // etcd: the leader lease's TTL
   int line = 0;

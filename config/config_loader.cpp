@@ -51,6 +51,18 @@ constexpr Word<WorkerSource> kWorkerSources[] = {
 constexpr Word<AuthPlugin> kAuthPlugins[] = {
     {"mysql_native_password", AuthPlugin::kNativePassword},
     {"caching_sha2_password", AuthPlugin::kCachingSha2Password}};
+// The keys of a secured etcd's access, shared by `storage` and `snowflake.worker_id`.
+struct EtcdAccessKey {
+  const char* key;
+  std::string EtcdAccess::*field;
+  bool needs_https;  // a TLS file: meaningless with http:// endpoints
+};
+constexpr EtcdAccessKey kEtcdAccessKeys[] = {
+    {"ca_file", &EtcdAccess::ca_file, true},    {"cert_file", &EtcdAccess::cert_file, true},
+    {"key_file", &EtcdAccess::key_file, true},  {"username", &EtcdAccess::username, false},
+    {"password", &EtcdAccess::password, false},
+};
+
 constexpr Word<ClockPolicy> kClockPolicies[] = {
     {"fail", ClockPolicy::kFail}, {"wait", ClockPolicy::kWait}, {"logical", ClockPolicy::kLogical}};
 
@@ -506,7 +518,8 @@ class Loader {
     if (auto w = node["worker_id"]) {
       const std::string wp = "snowflake.worker_id";
       if (expect_map(w, wp,
-                     {"source", "id", "variable", "endpoints", "prefix", "ttl_s", "margin_ms"})) {
+                     {"source", "id", "variable", "endpoints", "prefix", "ttl_s", "margin_ms",
+                      "ca_file", "cert_file", "key_file", "username", "password"})) {
         if (get_word(w, wp, "source", kWorkerSources, sf.worker_source,
                      [](const std::string& source) {
                        return "expected static, env or etcd, got '" + source + "'";
@@ -555,22 +568,49 @@ class Loader {
     for (std::size_t i = 0; i < endpoints.size(); ++i) {
       const auto& e = endpoints[i];
       const std::string text = e.IsScalar() ? e.Scalar() : std::string();
-      constexpr std::string_view kScheme = "http://";
-      std::string rest = text.starts_with(kScheme) ? text.substr(kScheme.size()) : "";
+      std::string rest;
+      for (std::string_view scheme : {"http://", "https://"}) {
+        if (text.starts_with(scheme)) rest = text.substr(scheme.size());
+      }
       if (rest.ends_with('/')) rest.pop_back();
       if (rest.empty() || !parse_listen(rest)) {
         error(e, path + "[" + std::to_string(i) + "]",
-              "expected http://HOST:PORT, got '" + text + "'");
+              "expected http://HOST:PORT or https://HOST:PORT, got '" + text + "'");
         continue;
       }
       out.push_back(text);
     }
   }
 
+  // The keys of kEtcdAccessKeys under `node`; `endpoints` are the ones already loaded.
+  void load_etcd_access(const YAML::Node& node, const std::string& p,
+                        const std::vector<std::string>& endpoints, EtcdAccess& out) {
+    const bool https = std::any_of(endpoints.begin(), endpoints.end(),
+                                   [](const std::string& e) { return e.starts_with("https://"); });
+    for (const auto& k : kEtcdAccessKeys) {
+      if (!get_string(node, p, k.key, out.*k.field)) continue;
+      if ((out.*k.field).empty()) {
+        error(node[k.key], join(p, k.key), "must not be empty");
+      } else if (k.needs_https && !https && !endpoints.empty()) {
+        error(node[k.key], join(p, k.key), "needs https:// endpoints");
+      }
+    }
+    for (auto [a, b] : {std::pair{"cert_file", "key_file"}, {"username", "password"}}) {
+      if (node[a].IsDefined() != node[b].IsDefined()) {
+        const char* given = node[a] ? a : b;
+        error(node[given], join(p, given), std::string("needs ") + (node[a] ? b : a) + " too");
+      }
+    }
+  }
+
   void load_storage(const YAML::Node& node, StorageConfig& st) {
     const std::string p = "storage";
     st.line = node.Mark().line + 1;
-    if (!expect_map(node, p, {"engine", "endpoints", "prefix", "leader_ttl_s"})) return;
+    if (!expect_map(node, p,
+                    {"engine", "endpoints", "prefix", "leader_ttl_s", "ca_file", "cert_file",
+                     "key_file", "username", "password"})) {
+      return;
+    }
     if (!get_word(node, p, "engine", kStorageEngines, st.engine, [](const std::string& engine) {
           return "expected rocksdb or etcd, got '" + engine + "'";
         })) {
@@ -580,9 +620,13 @@ class Loader {
       for (const char* key : {"endpoints", "prefix", "leader_ttl_s"}) {
         if (node[key]) error(node[key], join(p, key), "only used with engine etcd");
       }
+      for (const auto& k : kEtcdAccessKeys) {
+        if (node[k.key]) error(node[k.key], join(p, k.key), "only used with engine etcd");
+      }
       return;
     }
     load_endpoints(node["endpoints"], node, "storage.endpoints", st.endpoints);
+    load_etcd_access(node, p, st.endpoints, st.access);
     if (get_string(node, p, "prefix", st.prefix) &&
         (st.prefix.empty() || st.prefix.front() != '/' || st.prefix.back() != '/')) {
       error(node["prefix"], "storage.prefix",
@@ -594,6 +638,7 @@ class Loader {
 
   void load_etcd_worker(const YAML::Node& w, const std::string& wp, SnowflakeConfig& sf) {
     load_endpoints(w["endpoints"], w, wp + ".endpoints", sf.etcd_endpoints, "source etcd needs");
+    load_etcd_access(w, wp, sf.etcd_endpoints, sf.etcd_access);
     if (get_string(w, wp, "prefix", sf.etcd_prefix) &&
         (sf.etcd_prefix.empty() || sf.etcd_prefix.back() != '/')) {
       error(w["prefix"], wp + ".prefix",
@@ -778,7 +823,7 @@ bool has_plaintext_secrets(const Config& c) {
   for (const auto& t : c.http.tokens) {
     if (!t.starts_with(kTokenSha256Prefix)) return true;
   }
-  return false;
+  return !c.storage.access.password.empty() || !c.snowflake.etcd_access.password.empty();
 }
 
 std::vector<std::string> check_exposure(const Config& c) {

@@ -105,4 +105,16 @@ WorkerPoolSpec to_spec(const config::WorkerPoolConfig& p) {
                         .default_ttl_ms = milliseconds(p.default_ttl).count()};
 }
 
+etcd::EtcdClientOptions etcd_client_options(const std::vector<std::string>& endpoints,
+                                            const config::EtcdAccess& access) {
+  etcd::EtcdClientOptions o;
+  o.endpoints = endpoints;
+  o.ca_file = access.ca_file;
+  o.cert_file = access.cert_file;
+  o.key_file = access.key_file;
+  o.username = access.username;
+  o.password = access.password;
+  return o;
+}
+
 }  // namespace ticketd

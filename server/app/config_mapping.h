@@ -9,6 +9,7 @@
 #include "server/core/snowflake_generator.h"
 #include "server/core/snowflake_layout.h"
 #include "server/core/worker_pool_service.h"
+#include "storage/etcd/etcd_client.h"
 
 namespace ticketd {
 
@@ -24,5 +25,9 @@ namespace ticketd {
 [[nodiscard]] WorkerPoolSpec to_spec(const config::WorkerPoolConfig& pool);
 /// A gapless `sequences:` entry's options.
 [[nodiscard]] GaplessOptions gapless_options(const config::SequenceConfig& sequence);
+/// etcd endpoints and their TLS files and credentials as the client's options (timeouts left
+/// at their defaults for the caller to set).
+[[nodiscard]] etcd::EtcdClientOptions etcd_client_options(const std::vector<std::string>& endpoints,
+                                                          const config::EtcdAccess& access);
 
 }  // namespace ticketd

@@ -24,8 +24,10 @@ std::unique_ptr<EtcdLeaderElection> start_election(const config::Config& config,
   o.leader_key = etcd::EtcdLayout{config.storage.prefix}.leader_key();
   o.ttl_s = config.storage.leader_ttl.count();
   o.self = gate.view().self;
-  o.poll_interval = std::clamp<std::chrono::milliseconds>(ttl / 10, std::chrono::milliseconds(50),
-                                                          std::chrono::milliseconds(500));
+  // A quiet watch is renewed once per TTL: a range and a watch per follower and TTL.
+  o.watch_idle = ttl;
+  o.retry_max = std::clamp<std::chrono::milliseconds>(ttl / 4, std::chrono::milliseconds(50),
+                                                      std::chrono::milliseconds(1000));
   auto election = std::make_unique<EtcdLeaderElection>(
       *engine.election_client(), std::move(o), gate, engine.clock(),
       [&engine](std::int64_t revision) { return engine.take_over(revision); },

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -62,6 +63,22 @@ DetailedResult<std::shared_ptr<SnowflakeGenerator>> open_snowflake(
   return SnowflakeGenerator::open(std::move(o), store, committer, clock);
 }
 
+// Refuses to start on what will not heal by waiting: etcd's certificate not trusted, ours
+// refused, wrong credentials, no rights on the prefix. An etcd that is merely unreachable is
+// waited for (the election and the lease keep trying), as before.
+std::optional<std::string> etcd_access_problem(etcd::EtcdClient& client,
+                                               const std::string& prefix) {
+  auto r = client.check_access(prefix);
+  if (r) return std::nullopt;
+  const auto& code = r.error().code;
+  for (auto fatal : {etcd::EtcdErrc::kTls, etcd::EtcdErrc::kAuth, etcd::EtcdErrc::kPermissionDenied,
+                     etcd::EtcdErrc::kInvalidArgument}) {
+    if (code == fatal) return "etcd refuses access to " + prefix + ": " + r.error().message;
+  }
+  log::warn("etcd not reachable at start (waiting for it): " + r.error().message);
+  return std::nullopt;
+}
+
 std::string owner_description(const config::Config& c) {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
@@ -75,14 +92,16 @@ DetailedResult<void> start_etcd_worker(const config::Config& c, const Clock& clo
                                        EtcdWorker& out) {
   const config::SnowflakeConfig& sf = c.snowflake;
   const milliseconds ttl = sf.etcd_ttl;
-  etcd::EtcdClientOptions client_options;
-  client_options.endpoints = sf.etcd_endpoints;
+  auto client_options = etcd_client_options(sf.etcd_endpoints, sf.etcd_access);
   // Two calls (keepalive, mark) must fit well inside one renewal interval (TTL/3).
   client_options.timeout = std::clamp<milliseconds>(ttl / 8, milliseconds(200), milliseconds(2000));
   client_options.connect_timeout = std::min(client_options.timeout, milliseconds(300));
   auto client = etcd::EtcdClient::create(std::move(client_options));
   if (!client) return client.error();
   out.client = std::move(*client);
+  if (auto problem = etcd_access_problem(*out.client, sf.etcd_prefix)) {
+    return Error{TicketErrc::kInvalidArgument, "snowflake.worker_id: " + *problem};
+  }
   EtcdWorkerLeaseOptions o;
   o.prefix = sf.etcd_prefix;
   o.ttl_s = sf.etcd_ttl.count();
@@ -102,8 +121,7 @@ DetailedResult<void> start_etcd_worker(const config::Config& c, const Clock& clo
 StartupResult<Storage> open_etcd_storage(const config::StorageConfig& st) {
   const milliseconds ttl = st.leader_ttl;
   auto make = [&](milliseconds timeout) {
-    etcd::EtcdClientOptions o;
-    o.endpoints = st.endpoints;
+    auto o = etcd_client_options(st.endpoints, st.access);
     o.timeout = timeout;
     o.connect_timeout = std::min(o.timeout, milliseconds(300));
     return etcd::EtcdClient::create(std::move(o));
@@ -113,6 +131,9 @@ StartupResult<Storage> open_etcd_storage(const config::StorageConfig& st) {
   if (!election) return StartupError{1, "storage: " + election.error().message};
   auto store = make(std::clamp<milliseconds>(ttl / 2, milliseconds(500), milliseconds(3000)));
   if (!store) return StartupError{1, "storage: " + store.error().message};
+  if (auto problem = etcd_access_problem(**store, st.prefix)) {
+    return StartupError{1, "storage: " + *problem};
+  }
   Storage out;
   out.election_client = std::move(*election);
   out.store_client = std::move(*store);

@@ -1,6 +1,7 @@
 #include "server/etcd/etcd_leader_election.h"
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "server/base/log.h"
@@ -43,6 +44,7 @@ void EtcdLeaderElection::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    if (watch_ != nullptr) watch_->cancel();
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -55,6 +57,7 @@ bool EtcdLeaderElection::wait_for(std::chrono::milliseconds d) {
 
 std::optional<EtcdLeaderElection::Won> EtcdLeaderElection::campaign() {
   namespace e = etcd;
+  observed_revision_ = 0;
   auto current = client_.get(options_.leader_key);
   if (!current) {
     log::warn("leader election: " + current.error().message);
@@ -69,6 +72,7 @@ std::optional<EtcdLeaderElection::Won> EtcdLeaderElection::campaign() {
       if (client_.keepalive(lease_id_)) return Won{kv.create_revision, sent};
     }
     gate_.follow(decode_leader_value(kv.value));
+    observed_revision_ = current->header.revision;
     return std::nullopt;
   }
   // The key is absent: a fresh lease (an older one may have expired unattended), then the
@@ -104,7 +108,68 @@ std::optional<EtcdLeaderElection::Won> EtcdLeaderElection::campaign() {
   if (range != nullptr && !range->kvs.empty()) {
     gate_.follow(decode_leader_value(range->kvs.front().value));
   }
+  observed_revision_ = r->header.revision;
   return std::nullopt;
+}
+
+bool EtcdLeaderElection::retry_later() {
+  backoff_ = std::clamp(backoff_ * 2, std::chrono::milliseconds(50), options_.retry_max);
+  return wait_for(backoff_);
+}
+
+bool EtcdLeaderElection::follow() {
+  if (observed_revision_ == 0) return retry_later();
+  auto opened = client_.watch(etcd::WatchCreateRequest{.key = options_.leader_key,
+                                                       .start_revision = observed_revision_ + 1});
+  if (!opened) {
+    log::warn("leader election: watch: " + opened.error().message);
+    return retry_later();
+  }
+  std::unique_ptr<etcd::EtcdWatch> watch = std::move(*opened);
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return false;
+    watch_ = watch.get();
+  }
+  struct Unregister {
+    EtcdLeaderElection& self;
+    ~Unregister() {
+      std::lock_guard lock(self.mutex_);
+      self.watch_ = nullptr;
+    }
+  } unregister{*this};
+  for (;;) {
+    auto r = watch->next(options_.watch_idle);
+    if (!r) {
+      if (r.error().code == etcd::EtcdErrc::kCancelled) return false;
+      if (r.error().code == etcd::EtcdErrc::kTimeout) {
+        // Quiet: the leader is alive (or this member is cut off). Read the key again. The
+        // stream held for a whole watch_idle, so etcd is healthy: the backoff starts over.
+        log::debug("leader election: " + r.error().message);
+        backoff_ = std::chrono::milliseconds(0);
+        return true;
+      }
+      log::warn("leader election: watch broke: " + r.error().message);
+      return retry_later();
+    }
+    // Not reset on `created`: a stream that etcd or a proxy ends right after creating it
+    // must not make a range and a watch every 50 ms.
+    if (!r->events.empty()) backoff_ = std::chrono::milliseconds(0);
+    if (r->canceled) {
+      // Compacted past our revision, or etcd ended the watch: the campaign reads the key anew.
+      log::warn("leader election: etcd canceled the watch" +
+                (r->cancel_reason.empty() ? std::string() : ": " + r->cancel_reason));
+      return true;
+    }
+    for (const auto& event : r->events) {
+      if (event.type == etcd::WatchEvent::Type::kDelete) {
+        log::info("leader election: the leader key was deleted at revision " +
+                  std::to_string(event.kv.mod_revision) + ": campaigning");
+        return true;
+      }
+      gate_.follow(decode_leader_value(event.kv.value));
+    }
+  }
 }
 
 bool EtcdLeaderElection::keep_leading() {
@@ -140,7 +205,7 @@ void EtcdLeaderElection::run() {
     }
     auto won = campaign();
     if (!won) {
-      if (!wait_for(options_.poll_interval)) break;
+      if (!follow()) break;
       continue;
     }
     if (auto r = on_elected_(won->revision); !r) {
@@ -158,7 +223,7 @@ void EtcdLeaderElection::run() {
     return;
   }
   if (lease_id_ != 0 && gate_.view().role == Role::kLeader) {
-    // Resign: the key goes with the lease, a standby wins at its next poll.
+    // Resign: the key goes with the lease; a standby's watch sees the delete and it campaigns.
     auto r = client_.revoke(lease_id_);
     if (!r) {
       log::warn("leader election: revoke on stop: " + r.error().message, {{"lease", lease_id_}});

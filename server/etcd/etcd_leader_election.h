@@ -14,6 +14,7 @@
 #include "server/core/clock.h"
 #include "server/core/serving_gate.h"
 #include "storage/etcd/etcd_client.h"
+#include "storage/etcd/etcd_watch.h"
 
 namespace ticketd {
 
@@ -25,7 +26,11 @@ struct LeaderElectionOptions {
   std::string leader_key;
   std::int64_t ttl_s = 5;
   InstanceAddress self;
-  std::chrono::milliseconds poll_interval{200};  // how often a follower looks at the key
+  /// A follower's watch that brought nothing for this long is closed and the key read again
+  /// (a member cut off without a reset would otherwise hide the leader's end forever).
+  std::chrono::milliseconds watch_idle{5000};
+  /// Retries after etcd failed (a call, or a broken watch) back off from 50 ms up to this.
+  std::chrono::milliseconds retry_max{1000};
 };
 
 /// Campaigns for `leader_key` and, once elected, keeps its lease alive every TTL/3, reporting
@@ -38,8 +43,11 @@ struct LeaderElectionOptions {
 /// let in earlier would find no sequences (HTTP 404, MySQL "table doesn't exist") although they
 /// exist, and a client would take that as final. `on_deposed(why)` runs once when the lease is
 /// found expired (or cannot be proven alive any more): the gate is already closed by then.
-/// A follower polls (the JSON gateway's watch is a stream the synchronous client lacks); the
-/// poll interval adds at most that much to a fail-over.
+/// A follower watches the leader key from the revision of its last read: a delete (the
+/// leader's lease expired or was revoked) makes it campaign at once; a put names the new
+/// leader. A broken or quiet (watch_idle) stream sends it back to the campaign, whose read
+/// starts the next watch, so an idle follower makes two requests (a range and a watch) per
+/// watch_idle instead of a poll every few hundred milliseconds.
 /// Thread safety: start() and stop() from the owner only.
 class EtcdLeaderElection {
  public:
@@ -67,6 +75,10 @@ class EtcdLeaderElection {
   std::optional<Won> campaign();
   // Keeps the lease alive until it is lost or stop(); false when lost.
   bool keep_leading();
+  // Watches the leader key from observed_revision_ + 1 until the key is deleted, the stream
+  // breaks or goes quiet, or stop(); false when stopping.
+  bool follow();
+  bool retry_later();                          // waits the next backoff; false when stopping
   bool wait_for(std::chrono::milliseconds d);  // false when stopping
 
   etcd::EtcdClient& client_;
@@ -76,9 +88,14 @@ class EtcdLeaderElection {
   Elected on_elected_;
   Deposed on_deposed_;
   std::int64_t lease_id_ = 0;  // election thread only
+  // The revision at which the last campaign saw the key held by another (0: it reached no
+  // etcd); election thread only.
+  std::int64_t observed_revision_ = 0;
+  std::chrono::milliseconds backoff_{0};  // election thread only
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  etcd::EtcdWatch* watch_ = nullptr;  // guarded by mutex_: the follower's watch, for stop()
   std::thread thread_;
 };
 

@@ -1,31 +1,38 @@
 #include "storage/etcd/etcd_client.h"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
+#include <atomic>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/optional/optional.hpp>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <utility>
 
 #include "server/base/parse_int.h"
+#include "storage/etcd/etcd_connection.h"
+#include "storage/etcd/etcd_watch.h"
 
 namespace ticketd::etcd {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-using tcp = asio::ip::tcp;
 using steady = std::chrono::steady_clock;
 
 namespace {
 
 // gRPC status codes the gateway puts in error bodies.
+constexpr int kGrpcInvalidArgument = 3;
 constexpr int kGrpcDeadlineExceeded = 4;
 constexpr int kGrpcNotFound = 5;
+constexpr int kGrpcPermissionDenied = 7;
+constexpr int kGrpcFailedPrecondition = 9;
 constexpr int kGrpcUnavailable = 14;
+constexpr int kGrpcUnauthenticated = 16;
 
 constexpr std::uint64_t kMaxResponseBytes = 64ull * 1024 * 1024;
 
@@ -33,20 +40,120 @@ Error error(EtcdErrc code, std::string message) {
   return Error{make_error_code(code), std::move(message)};
 }
 
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+// What went wrong in TLS, and what to check: OpenSSL's words alone rarely say whose side it is.
+std::string tls_problem(const beast::error_code& ec, const std::string& detail) {
+  std::string m = "TLS: " + ec.message();
+  if (!detail.empty()) m += " (" + detail + ")";
+  if (contains(m, "mismatch")) {
+    m += ": etcd's certificate does not name the endpoint's host (use a name or IP address its "
+         "subjectAltName lists)";
+  } else if (contains(m, "verify failed")) {
+    m += ": etcd's certificate is not signed by a CA in ca_file";
+  } else if (contains(m, "certificate required") || contains(m, "bad certificate") ||
+             contains(m, "unknown ca") || contains(m, "handshake failure")) {
+    m += ": etcd refused our client certificate (set cert_file and key_file to a certificate "
+         "signed by a CA in etcd's --trusted-ca-file)";
+  }
+  return m;
+}
+
+// A failed read or write once the request may have been sent.
+Error io_error(const std::string& what, const beast::error_code& ec,
+               std::chrono::milliseconds timeout) {
+  if (ec == beast::error::timeout) {
+    return error(EtcdErrc::kTimeout,
+                 what + "no reply within " + std::to_string(timeout.count()) + " ms");
+  }
+  if (detail::is_tls_error(ec)) return error(EtcdErrc::kTls, what + tls_problem(ec, ""));
+  return error(EtcdErrc::kUnavailable, what + ec.message());
+}
+
+// An error reply of the gateway (an HTTP error status, or an error line of a stream).
+Error gateway_error(const std::string& what, const GatewayError& g) {
+  const std::string detail = what + ": " + g.message;
+  switch (g.code) {
+    case kGrpcNotFound:
+      if (contains(g.message, "lease not found")) return error(EtcdErrc::kLeaseNotFound, detail);
+      return error(EtcdErrc::kRejected, detail);
+    case kGrpcDeadlineExceeded:
+      return error(EtcdErrc::kTimeout, detail);
+    case kGrpcUnavailable:
+      return error(EtcdErrc::kUnavailable, detail);
+    case kGrpcUnauthenticated:
+      return error(EtcdErrc::kAuth, detail);
+    case kGrpcPermissionDenied:
+      return error(EtcdErrc::kPermissionDenied,
+                   detail +
+                       " (the etcd user, `username` or else the client certificate's "
+                       "CommonName, needs a role with readwrite on the prefix)");
+    case kGrpcInvalidArgument:
+      if (contains(g.message, "user name is empty")) {
+        return error(EtcdErrc::kAuth,
+                     detail + " (etcd has auth enabled: set username and password)");
+      }
+      if (contains(g.message, "authentication failed") ||
+          contains(g.message, "auth store is old")) {
+        return error(EtcdErrc::kAuth, detail);
+      }
+      break;
+    case kGrpcFailedPrecondition:
+      if (contains(g.message, "authentication is not enabled")) {
+        return error(EtcdErrc::kAuth, detail + " (remove username and password, or enable auth)");
+      }
+      break;
+    default:
+      break;
+  }
+  return error(EtcdErrc::kRejected, detail + " (gRPC code " + std::to_string(g.code) + ")");
+}
+
+Error http_error(const std::string& what, unsigned status, std::string_view body) {
+  const std::string w = what + "HTTP " + std::to_string(status);
+  auto gateway = decode_gateway_error(body);
+  if (!gateway) return error(EtcdErrc::kBadResponse, w);
+  return gateway_error(w, *gateway);
+}
+
+http::request<http::string_body> make_request(const Endpoint& e, std::string_view target,
+                                              std::string body, const std::string& token) {
+  http::request<http::string_body> req{http::verb::post, std::string(target), 11};
+  req.set(http::field::host, e.host + ":" + std::to_string(e.port));
+  req.set(http::field::content_type, "application/json");
+  if (!token.empty()) req.set(http::field::authorization, token);
+  req.keep_alive(true);
+  req.body() = std::move(body);
+  req.prepare_payload();
+  return req;
+}
+
+std::string join_failure(const std::string& failures, const Endpoint& e, const std::string& why) {
+  return failures + (failures.empty() ? "" : "; ") + e.to_string() + ": " + why;
+}
+
 }  // namespace
 
 std::string Endpoint::to_string() const {
   const bool v6 = host.find(':') != std::string::npos;
-  return "http://" + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
+         std::to_string(port);
 }
 
 Result<Endpoint> parse_endpoint(std::string_view url) {
   const ErrorCode bad = make_error_code(EtcdErrc::kInvalidArgument);
-  constexpr std::string_view kScheme = "http://";
-  if (!url.starts_with(kScheme)) return bad;
-  url.remove_prefix(kScheme.size());
-  if (!url.empty() && url.back() == '/') url.remove_suffix(1);
   Endpoint e;
+  if (url.starts_with("https://")) {
+    e.tls = true;
+    url.remove_prefix(8);
+  } else if (url.starts_with("http://")) {
+    url.remove_prefix(7);
+  } else {
+    return bad;
+  }
+  if (!url.empty() && url.back() == '/') url.remove_suffix(1);
   std::string_view port;
   if (url.starts_with('[')) {
     const auto close = url.find(']');
@@ -72,58 +179,171 @@ Result<Endpoint> parse_endpoint(std::string_view url) {
 struct EtcdClient::Impl {
   EtcdClientOptions options;
   std::vector<Endpoint> endpoints;
-  std::mutex mutex;
-  std::size_t current = 0;  // guarded by mutex (read without it only for current_endpoint())
+  std::unique_ptr<asio::ssl::context> tls;  // set when an endpoint is https://
+  mutable std::mutex mutex;
+  std::size_t current = 0;  // guarded by mutex
+  std::string token;        // guarded by mutex; empty: not authenticated (yet)
   asio::io_context ioc{1};
-  std::optional<beast::tcp_stream> stream;  // connected to endpoints[current] when set
+  std::optional<detail::Connection> conn;  // connected to endpoints[current] when open
   beast::flat_buffer buffer;
 
-  // Runs the io_context until the operation started by `start` completes; the stream's expiry
-  // bounds it.
-  template <class Start>
-  beast::error_code run(Start&& start) {
-    beast::error_code result;
-    bool done = false;
-    start([&](beast::error_code ec, auto&&...) {
-      result = ec;
-      done = true;
-    });
-    ioc.restart();
-    while (!done && ioc.run_one() != 0) {
+  // One request on the kept-alive connection, failing over to the next endpoint while nothing
+  // was sent; the body of a 200 reply, or an error.
+  DetailedResult<std::string> exchange_locked(std::string_view target, const std::string& body,
+                                              steady::time_point deadline,
+                                              const std::string& auth_token) {
+    std::string failures;
+    std::size_t tls_failures = 0;
+    const std::size_t n = endpoints.size();
+    for (std::size_t attempt = 0; attempt < n; ++attempt) {
+      const std::size_t index = (current + attempt) % n;
+      const Endpoint& e = endpoints[index];
+      if (steady::now() >= deadline) break;
+      // A kept-alive connection the member closed (it died or restarted) is replaced before
+      // anything is sent on it, so the request may still fail over.
+      if (!conn->is_open() || attempt > 0 || conn->peer_closed()) {
+        buffer.clear();
+        std::string detail;
+        if (auto ec = conn->connect(e, steady::now() + options.connect_timeout, deadline, detail)) {
+          const bool tls_failed = detail::is_tls_error(ec);
+          tls_failures += tls_failed ? 1 : 0;
+          failures = join_failure(failures, e, tls_failed ? tls_problem(ec, detail) : ec.message());
+          continue;  // nothing was sent: the next endpoint may take it
+        }
+      }
+      current = index;
+      auto req = make_request(e, target, body, auth_token);
+      http::response_parser<http::string_body> parser;
+      parser.body_limit(kMaxResponseBytes);
+      conn->expires_at(deadline);
+      auto ec = conn->run([&](auto handler) {
+        conn->visit([&](auto& stream) { http::async_write(stream, req, std::move(handler)); });
+      });
+      if (!ec) {
+        ec = conn->run([&](auto handler) {
+          conn->visit(
+              [&](auto& stream) { http::async_read(stream, buffer, parser, std::move(handler)); });
+        });
+      }
+      const std::string what = "etcd " + e.to_string() + std::string(target) + ": ";
+      if (ec) {
+        close();
+        return io_error(what, ec, options.timeout);
+      }
+      auto& res = parser.get();
+      if (!res.keep_alive()) close();
+      if (res.result() == http::status::ok) return std::move(res.body());
+      return http_error(what, res.result_int(), res.body());
     }
-    return result;
+    if (tls_failures == n)
+      return error(EtcdErrc::kTls, "etcd: no TLS connection (" + failures + ")");
+    if (steady::now() >= deadline) {
+      return error(EtcdErrc::kTimeout, "etcd: no endpoint answered within " +
+                                           std::to_string(options.timeout.count()) + " ms (" +
+                                           failures + ")");
+    }
+    return error(EtcdErrc::kUnavailable, "etcd: no endpoint reachable (" + failures + ")");
+  }
+
+  DetailedResult<void> authenticate_locked(steady::time_point deadline) {
+    token.clear();
+    auto body =
+        exchange_locked("/v3/auth/authenticate",
+                        encode_authenticate(options.username, options.password), deadline, "");
+    if (!body) {
+      if (body.error().code != EtcdErrc::kAuth) return body.error();
+      return Error{body.error().code,
+                   body.error().message + " (as etcd user '" + options.username + "')"};
+    }
+    auto r = decode_authenticate_response(*body);
+    if (!r) return error(EtcdErrc::kBadResponse, "etcd /v3/auth/authenticate: no token in reply");
+    token = std::move(r->token);
+    return {};
+  }
+
+  // Forgets `refused` if it is still the current token (a watch saw etcd refuse it).
+  void forget_token(const std::string& refused) {
+    std::lock_guard lock(mutex);
+    if (token == refused) token.clear();
   }
 
   void close() {
-    if (stream) {
-      beast::error_code ignored;
-      stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
-      stream->close();
-      stream.reset();
-    }
+    if (conn) conn->reset();
     buffer.clear();
   }
-
-  // Connects to endpoints[index] before min(deadline, now + connect_timeout).
-  beast::error_code connect(std::size_t index, steady::time_point deadline) {
-    close();
-    const Endpoint& e = endpoints[index];
-    tcp::resolver resolver(ioc);
-    beast::error_code ec;
-    // Synchronous: endpoints are IP literals or names the local resolver answers quickly.
-    auto results = resolver.resolve(e.host, std::to_string(e.port), ec);
-    if (ec) return ec;
-    stream.emplace(ioc);
-    stream->expires_at(std::min(deadline, steady::now() + options.connect_timeout));
-    ec = run([&](auto handler) { stream->async_connect(results, std::move(handler)); });
-    if (ec) {
-      close();
-      return ec;
-    }
-    stream->socket().set_option(tcp::no_delay(true), ec);
-    return {};
-  }
 };
+
+struct EtcdWatch::State {
+  explicit State(asio::ssl::context* tls) : conn(*ioc, tls) {}
+  std::unique_ptr<asio::io_context> ioc = std::make_unique<asio::io_context>(1);
+  detail::Connection conn;
+  beast::flat_buffer buffer;
+  // The parser keeps a reference to its chunk callback: declared first, destroyed last.
+  std::function<std::size_t(std::uint64_t, beast::string_view, beast::error_code&)> on_chunk;
+  std::optional<http::response_parser<http::string_body>> parser;
+  std::string pending;  // body bytes not yet split into lines
+  std::atomic<bool> cancelled{false};
+  std::string endpoint;
+  std::function<void()> on_auth_error;
+};
+
+EtcdWatch::EtcdWatch(std::unique_ptr<State> state) : s_(std::move(state)) {}
+
+EtcdWatch::~EtcdWatch() = default;
+
+const std::string& EtcdWatch::endpoint() const { return s_->endpoint; }
+
+void EtcdWatch::cancel() {
+  s_->cancelled.store(true);
+  // Runs on the thread inside next(), if any, and aborts its read; else at the next run.
+  asio::post(*s_->ioc, [s = s_.get()] { s->conn.close(); });
+}
+
+DetailedResult<WatchResponse> EtcdWatch::next(std::chrono::milliseconds wait) {
+  State& s = *s_;
+  const std::string what = "etcd watch " + s.endpoint + ": ";
+  const auto deadline = steady::now() + wait;
+  for (;;) {
+    if (s.cancelled.load()) return error(EtcdErrc::kCancelled, what + "cancelled");
+    if (const auto nl = s.pending.find('\n'); nl != std::string::npos) {
+      const std::string line = s.pending.substr(0, nl);
+      s.pending.erase(0, nl + 1);
+      if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
+      if (auto e = decode_stream_error(line)) {
+        s.conn.close();
+        if (e->code == kGrpcUnauthenticated && s.on_auth_error) s.on_auth_error();
+        return gateway_error(what + "stream error", *e);
+      }
+      auto r = decode_watch_response(line);
+      if (!r)
+        return error(EtcdErrc::kBadResponse,
+                     what + "undecodable line '" + line.substr(0, 200) + "'");
+      return std::move(*r);
+    }
+    if (s.pending.size() > kMaxResponseBytes) {
+      s.conn.close();
+      return error(EtcdErrc::kBadResponse, what + "a message longer than 64 MiB");
+    }
+    if (!s.conn.is_open() || s.parser->is_done()) {
+      return error(EtcdErrc::kUnavailable, what + "the stream ended");
+    }
+    s.conn.expires_at(deadline);
+    auto ec = s.conn.run([&](auto handler) {
+      s.conn.visit(
+          [&](auto& stream) { http::async_read(stream, s.buffer, *s.parser, std::move(handler)); });
+    });
+    if (ec == http::error::end_of_chunk) continue;  // a chunk arrived: look for lines
+    if (s.cancelled.load()) return error(EtcdErrc::kCancelled, what + "cancelled");
+    if (ec) {
+      s.conn.close();
+      if (ec == beast::error::timeout) {
+        return error(EtcdErrc::kTimeout,
+                     what + "nothing within " + std::to_string(wait.count()) + " ms");
+      }
+      return io_error(what, ec, wait);
+    }
+  }
+}
 
 EtcdClient::EtcdClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -136,17 +356,53 @@ DetailedResult<std::unique_ptr<EtcdClient>> EtcdClient::create(EtcdClientOptions
   if (options.endpoints.empty()) {
     return error(EtcdErrc::kInvalidArgument, "etcd: no endpoints");
   }
+  bool any_tls = false;
   for (const auto& text : options.endpoints) {
     auto e = parse_endpoint(text);
     if (!e) {
       return error(EtcdErrc::kInvalidArgument,
-                   "etcd: endpoint '" + text + "' is not http://HOST:PORT");
+                   "etcd: endpoint '" + text + "' is not http://HOST:PORT or https://HOST:PORT");
     }
+    any_tls = any_tls || e->tls;
     impl->endpoints.push_back(std::move(*e));
   }
   if (options.timeout.count() <= 0 || options.connect_timeout.count() <= 0) {
     return error(EtcdErrc::kInvalidArgument, "etcd: timeouts must be positive");
   }
+  if (options.cert_file.empty() != options.key_file.empty()) {
+    return error(EtcdErrc::kInvalidArgument, "etcd: cert_file and key_file go together");
+  }
+  if (!any_tls && !(options.ca_file.empty() && options.cert_file.empty())) {
+    return error(EtcdErrc::kInvalidArgument,
+                 "etcd: ca_file, cert_file and key_file need https:// endpoints");
+  }
+  if (any_tls) {
+    auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+    ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                     asio::ssl::context::no_tlsv1_1);
+    beast::error_code ec;
+    auto file_error = [&](const char* key, const std::string& file) {
+      return error(EtcdErrc::kInvalidArgument,
+                   std::string("etcd: ") + key + " '" + file + "': " + ec.message());
+    };
+    if (options.ca_file.empty()) {
+      ctx->set_default_verify_paths(ec);
+      if (ec) return file_error("the system's CA certificates", "");
+    } else if (ctx->load_verify_file(options.ca_file, ec); ec) {
+      return file_error("ca_file", options.ca_file);
+    }
+    if (!options.cert_file.empty()) {
+      if (ctx->use_certificate_chain_file(options.cert_file, ec); ec) {
+        return file_error("cert_file", options.cert_file);
+      }
+      if (ctx->use_private_key_file(options.key_file, asio::ssl::context::pem, ec); ec) {
+        return file_error("key_file", options.key_file);
+      }
+    }
+    impl->tls = std::move(ctx);
+  }
+  impl->conn.emplace(impl->ioc, impl->tls.get());
   impl->options = std::move(options);
   return std::unique_ptr<EtcdClient>(new EtcdClient(std::move(impl)));
 }
@@ -160,74 +416,116 @@ DetailedResult<std::string> EtcdClient::call(std::string_view target, std::strin
   Impl& s = *impl_;
   std::lock_guard lock(s.mutex);
   const auto deadline = steady::now() + s.options.timeout;
+  const bool auth = !s.options.username.empty();
+  if (auth && s.token.empty()) {
+    if (auto a = s.authenticate_locked(deadline); !a) return a.error();
+  }
+  auto r = s.exchange_locked(target, body, deadline, s.token);
+  if (auth && !r && r.error().code == EtcdErrc::kAuth) {
+    // The token expired (or etcd restarted and forgot it): etcd refused the call, so it did not
+    // run and sending it again is safe.
+    if (auto a = s.authenticate_locked(deadline); !a) return a.error();
+    r = s.exchange_locked(target, body, deadline, s.token);
+  }
+  if (auth && !r && r.error().code == EtcdErrc::kPermissionDenied) {
+    return Error{r.error().code,
+                 r.error().message + " (as etcd user '" + s.options.username + "')"};
+  }
+  return r;
+}
+
+DetailedResult<std::unique_ptr<EtcdWatch>> EtcdClient::watch(const WatchCreateRequest& request) {
+  Impl& s = *impl_;
+  const auto deadline = steady::now() + s.options.timeout;
+  std::string token;
+  std::size_t first = 0;
+  {
+    std::lock_guard lock(s.mutex);
+    if (!s.options.username.empty() && s.token.empty()) {
+      if (auto a = s.authenticate_locked(deadline); !a) return a.error();
+    }
+    token = s.token;
+    first = s.current;
+  }
+  auto state = std::make_unique<EtcdWatch::State>(s.tls.get());
+  const std::string body = encode(request);
   std::string failures;
+  std::size_t tls_failures = 0;
   const std::size_t n = s.endpoints.size();
   for (std::size_t attempt = 0; attempt < n; ++attempt) {
-    const std::size_t index = (s.current + attempt) % n;
-    const Endpoint& e = s.endpoints[index];
+    const Endpoint& e = s.endpoints[(first + attempt) % n];
     if (steady::now() >= deadline) break;
-    if (!s.stream || attempt > 0) {
-      if (auto ec = s.connect(index, deadline)) {
-        failures += (failures.empty() ? "" : "; ") + e.to_string() + ": " + ec.message();
-        continue;  // nothing was sent: the next endpoint may take it
-      }
+    std::string detail;
+    auto& conn = state->conn;
+    if (auto ec = conn.connect(e, steady::now() + s.options.connect_timeout, deadline, detail)) {
+      const bool tls_failed = detail::is_tls_error(ec);
+      tls_failures += tls_failed ? 1 : 0;
+      failures = join_failure(failures, e, tls_failed ? tls_problem(ec, detail) : ec.message());
+      continue;
     }
-    s.current = index;
-
-    http::request<http::string_body> req{http::verb::post, std::string(target), 11};
-    req.set(http::field::host, e.host + ":" + std::to_string(e.port));
-    req.set(http::field::content_type, "application/json");
-    req.keep_alive(true);
-    req.body() = body;
-    req.prepare_payload();
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(kMaxResponseBytes);
-
-    s.stream->expires_at(deadline);
-    auto ec = s.run([&](auto handler) { http::async_write(*s.stream, req, std::move(handler)); });
+    // A watch only reads: trying the next member after a broken exchange is harmless.
+    auto req = make_request(e, "/v3/watch", body, token);
+    state->buffer.clear();
+    auto& parser = state->parser.emplace();
+    parser.body_limit(boost::none);  // the stream is as long as the watch lives
+    conn.expires_at(deadline);
+    auto ec = conn.run([&](auto handler) {
+      conn.visit([&](auto& stream) { http::async_write(stream, req, std::move(handler)); });
+    });
     if (!ec) {
-      ec = s.run(
-          [&](auto handler) { http::async_read(*s.stream, s.buffer, parser, std::move(handler)); });
+      ec = conn.run([&](auto handler) {
+        conn.visit([&](auto& stream) {
+          http::async_read_header(stream, state->buffer, parser, std::move(handler));
+        });
+      });
     }
+    const std::string what = "etcd " + e.to_string() + "/v3/watch: ";
     if (ec) {
-      s.close();
-      const std::string what = "etcd " + e.to_string() + std::string(target) + ": ";
-      if (ec == beast::error::timeout) {
-        return error(EtcdErrc::kTimeout,
-                     what + "no reply within " + std::to_string(s.options.timeout.count()) + " ms");
-      }
-      return error(EtcdErrc::kUnavailable, what + ec.message());
+      conn.reset();
+      failures = join_failure(failures, e, io_error("", ec, s.options.timeout).message);
+      continue;
     }
-    auto& res = parser.get();
-    if (!res.keep_alive()) s.close();
-    if (res.result() == http::status::ok) return std::move(res.body());
+    if (parser.get().result() != http::status::ok) {
+      const unsigned status = parser.get().result_int();
+      ec = conn.run([&](auto handler) {
+        conn.visit([&](auto& stream) {
+          http::async_read(stream, state->buffer, parser, std::move(handler));
+        });
+      });
+      auto err = http_error(what, status, ec ? std::string_view{} : parser.get().body());
+      if (err.code == EtcdErrc::kAuth) s.forget_token(token);
+      return err;
+    }
+    EtcdWatch::State* raw = state.get();
+    state->on_chunk = [raw](std::uint64_t remain, beast::string_view data,
+                            beast::error_code& chunk_ec) {
+      raw->pending.append(data.data(), data.size());
+      // Return to next() at the end of every chunk, so a message is seen as soon as it came.
+      if (remain == data.size()) chunk_ec = http::error::end_of_chunk;
+      return data.size();
+    };
+    parser.on_chunk_body(state->on_chunk);
+    state->endpoint = e.to_string();
+    state->on_auth_error = [impl = &s, token] { impl->forget_token(token); };
+    return std::unique_ptr<EtcdWatch>(new EtcdWatch(std::move(state)));
+  }
+  if (tls_failures == n) return error(EtcdErrc::kTls, "etcd: no TLS connection (" + failures + ")");
+  return error(steady::now() >= deadline ? EtcdErrc::kTimeout : EtcdErrc::kUnavailable,
+               "etcd: no endpoint took the watch (" + failures + ")");
+}
 
-    const std::string what = "etcd " + e.to_string() + std::string(target) + ": HTTP " +
-                             std::to_string(res.result_int());
-    auto gateway = decode_gateway_error(res.body());
-    if (!gateway) return error(EtcdErrc::kBadResponse, what);
-    const std::string detail = what + ": " + gateway->message;
-    switch (gateway->code) {
-      case kGrpcNotFound:
-        if (gateway->message.find("lease not found") != std::string::npos) {
-          return error(EtcdErrc::kLeaseNotFound, detail);
-        }
-        return error(EtcdErrc::kRejected, detail);
-      case kGrpcDeadlineExceeded:
-        return error(EtcdErrc::kTimeout, detail);
-      case kGrpcUnavailable:
-        return error(EtcdErrc::kUnavailable, detail);
-      default:
-        return error(EtcdErrc::kRejected,
-                     detail + " (gRPC code " + std::to_string(gateway->code) + ")");
-    }
-  }
-  if (steady::now() >= deadline) {
-    return error(EtcdErrc::kTimeout, "etcd: no endpoint answered within " +
-                                         std::to_string(s.options.timeout.count()) + " ms (" +
-                                         failures + ")");
-  }
-  return error(EtcdErrc::kUnavailable, "etcd: no endpoint reachable (" + failures + ")");
+DetailedResult<void> EtcdClient::check_access(std::string_view prefix) {
+  const std::string p(prefix);
+  auto read =
+      range(RangeRequest{.key = p, .range_end = prefix_end(p), .limit = 1, .keys_only = true});
+  if (!read) return read.error();
+  TxnRequest t;
+  const std::string probe = p + "access-probe";
+  t.compare.push_back(Compare::version(probe, CompareResult::kLess, 0));  // never holds
+  t.success.emplace_back(PutRequest{.key = probe, .value = ""});
+  auto write = txn(t);
+  if (!write) return write.error();
+  return {};
 }
 
 namespace {

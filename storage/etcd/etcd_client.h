@@ -1,4 +1,5 @@
-// A small synchronous etcd v3 client over the JSON gateway (HTTP/1.1).
+// A small synchronous etcd v3 client over the JSON gateway (HTTP/1.1, plain or TLS), with
+// etcd auth tokens and streaming watches (EtcdWatch, implemented beside the client).
 #pragma once
 
 #include <chrono>
@@ -14,10 +15,13 @@
 
 namespace ticketd::etcd {
 
-/// "http://HOST:PORT" ("http://[::1]:2379" for IPv6). TLS is not supported yet.
+class EtcdWatch;
+
+/// "http://HOST:PORT" or "https://HOST:PORT" ("http://[::1]:2379" for IPv6).
 struct Endpoint {
   std::string host;
   std::uint16_t port = 0;
+  bool tls = false;  // https://
   [[nodiscard]] std::string to_string() const;
 };
 [[nodiscard]] Result<Endpoint> parse_endpoint(std::string_view url);
@@ -30,6 +34,16 @@ struct EtcdClientOptions {
   /// Connecting to one endpoint gives up after this (within the call's deadline), so a dead
   /// host does not use up the whole deadline before the next endpoint is tried.
   std::chrono::milliseconds connect_timeout{300};
+  /// For https:// endpoints: the CAs etcd's certificate must chain to (PEM; empty: the system's),
+  /// and our client certificate and key (PEM; both or neither) for etcd's --client-cert-auth.
+  /// etcd's certificate must also name the endpoint's host (DNS name or IP address).
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  /// etcd's auth (`etcdctl auth enable`): a token from /v3/auth/authenticate, sent in the
+  /// Authorization header of every call; empty username: no auth. The password is never logged.
+  std::string username;
+  std::string password;
 };
 
 /// Speaks the etcd v3 gRPC gateway's JSON (https://etcd.io/docs/v3.4/dev-guide/api_grpc_gateway/)
@@ -41,8 +55,14 @@ struct EtcdClientOptions {
 /// When a connection breaks after the request was sent, the call fails with kUnavailable (the
 /// outcome is unknown, so the client does not resend on its own); the next call reconnects.
 ///
+/// TLS: https:// endpoints verify etcd's certificate against ca_file and the host name; a
+/// handshake that fails on every endpoint is kTls. Auth: the first call authenticates; when etcd
+/// says the token is invalid or expired (simple tokens live --auth-token-ttl, 5 min by default)
+/// the client authenticates again and resends the call once (etcd refused it, so nothing ran).
+///
 /// Errors (EtcdErrc): kUnavailable, kTimeout, kBadResponse, kLeaseNotFound, kRejected (etcd
-/// refused: the message carries its text and gRPC code), kInvalidArgument.
+/// refused: the message carries its text and gRPC code), kInvalidArgument, kTls, kAuth,
+/// kPermissionDenied.
 /// Thread safety: all members may be called concurrently; calls are serialized.
 class EtcdClient {
  public:
@@ -70,6 +90,17 @@ class EtcdClient {
   [[nodiscard]] DetailedResult<DeleteRangeResponse> delete_range(const DeleteRangeRequest& request);
   /// Atomically: if every compare holds, the success ops, else the failure ops.
   [[nodiscard]] DetailedResult<TxnResponse> txn(const TxnRequest& request);
+
+  /// Opens a watch on its own connection (calls on this client go on meanwhile), to the
+  /// endpoint calls use, failing over like a call, within the call timeout. The stream's first
+  /// message says `created`. The client must outlive the watch.
+  [[nodiscard]] DetailedResult<std::unique_ptr<EtcdWatch>> watch(const WatchCreateRequest& request);
+
+  /// Proves at start-up that this client may work under `prefix`: a range of one key there
+  /// (TLS, credentials, read permission) and a transaction whose compare never holds and whose
+  /// only op is a put under the prefix (etcd checks write permission of every op of a txn
+  /// before it evaluates the compare, so nothing is written). Errors are the calls' errors.
+  [[nodiscard]] DetailedResult<void> check_access(std::string_view prefix);
 
   /// The endpoint the next call tries first.
   [[nodiscard]] std::string current_endpoint() const;

@@ -313,6 +313,47 @@ bool read(const json::object& o, LeaseKeepAliveResponse& r) {
 
 bool read(const json::object& o, LeaseRevokeResponse& r) { return read_header(o, r.header); }
 
+bool read(const json::object& o, WatchResponse& r) {
+  const json::object* result = nullptr;
+  if (!o.contains("result") || !read_object(o, "result", result)) return false;
+  const json::array* events = nullptr;
+  std::string reason;
+  if (!read_header(*result, r.header) || !read_int(*result, "watch_id", r.watch_id) ||
+      !read_bool(*result, "created", r.created) || !read_bool(*result, "canceled", r.canceled) ||
+      !read_int(*result, "compact_revision", r.compact_revision) ||
+      !read_array(*result, "events", events)) {
+    return false;
+  }
+  if (const auto* cr = result->if_contains("cancel_reason"); cr != nullptr && !cr->is_null()) {
+    if (!cr->is_string()) return false;
+    r.cancel_reason = std::string(cr->get_string());
+  }
+  for (const auto& item : *events) {
+    if (!item.is_object()) return false;
+    const auto& eo = item.get_object();
+    WatchEvent e;
+    if (const auto* t = eo.if_contains("type"); t != nullptr && !t->is_null()) {
+      if (t->is_string() && t->get_string() == "DELETE") {
+        e.type = WatchEvent::Type::kDelete;
+      } else if (!(t->is_string() && t->get_string() == "PUT")) {
+        return false;
+      }
+    }
+    const auto* kv = eo.if_contains("kv");
+    if (kv != nullptr && !read_kv(*kv, e.kv)) return false;
+    r.events.push_back(std::move(e));
+  }
+  return true;
+}
+
+bool read(const json::object& o, AuthenticateResponse& r) {
+  if (!read_header(o, r.header)) return false;
+  const auto* token = o.if_contains("token");
+  if (token == nullptr || !token->is_string() || token->get_string().empty()) return false;
+  r.token = std::string(token->get_string());
+  return true;
+}
+
 template <class T>
 Result<T> decode_as(std::string_view text) {
   boost::system::error_code ec;
@@ -427,6 +468,52 @@ std::string encode_lease_id(std::int64_t id) {
   json::object o;
   o["ID"] = i64(id);
   return json::serialize(o);
+}
+
+std::string encode(const WatchCreateRequest& r) {
+  json::object c;
+  c["key"] = base64_encode(r.key);
+  if (!r.range_end.empty()) c["range_end"] = base64_encode(r.range_end);
+  if (r.start_revision != 0) c["start_revision"] = i64(r.start_revision);
+  if (r.prev_kv) c["prev_kv"] = true;
+  json::object o;
+  o["create_request"] = std::move(c);
+  return json::serialize(o);
+}
+
+std::string encode_authenticate(std::string_view name, std::string_view password) {
+  json::object o;
+  o["name"] = name;
+  o["password"] = password;
+  return json::serialize(o);
+}
+
+Result<WatchResponse> decode_watch_response(std::string_view j) {
+  return decode_as<WatchResponse>(j);
+}
+Result<AuthenticateResponse> decode_authenticate_response(std::string_view j) {
+  return decode_as<AuthenticateResponse>(j);
+}
+
+std::optional<GatewayError> decode_stream_error(std::string_view text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  const auto* e = v.get_object().if_contains("error");
+  if (e == nullptr || !e->is_object()) return std::nullopt;
+  const auto& o = e->get_object();
+  GatewayError out;
+  for (const char* key : {"grpc_code", "code"}) {
+    const auto* c = o.if_contains(key);
+    if (c != nullptr && c->is_int64()) {
+      out.code = static_cast<int>(c->get_int64());
+      break;
+    }
+  }
+  if (const auto* m = o.if_contains("message"); m != nullptr && m->is_string()) {
+    out.message = std::string(m->get_string());
+  }
+  return out;
 }
 
 Result<RangeResponse> decode_range_response(std::string_view j) {

@@ -139,6 +139,42 @@ struct LeaseRevokeResponse {
   ResponseHeader header;
 };
 
+/// etcdserverpb.WatchCreateRequest (POST /v3/watch, sent as {"create_request": {...}}): events
+/// on one key, or on [key, range_end), from start_revision (0: from the next change on).
+struct WatchCreateRequest {
+  std::string key;
+  std::string range_end;
+  std::int64_t start_revision = 0;
+  bool prev_kv = false;
+};
+
+/// mvccpb.Event: PUT is the zero value, left out of the JSON.
+struct WatchEvent {
+  enum class Type { kPut, kDelete };
+  Type type = Type::kPut;
+  KeyValue kv;
+  friend bool operator==(const WatchEvent&, const WatchEvent&) = default;
+};
+
+/// etcdserverpb.WatchResponse: one message of the watch stream, which the gateway wraps as
+/// {"result": {...}} and separates by newlines. The first says `created`; a canceled one ends the
+/// watch (compact_revision set when start_revision was compacted away).
+struct WatchResponse {
+  ResponseHeader header;
+  std::int64_t watch_id = 0;
+  bool created = false;
+  bool canceled = false;
+  std::int64_t compact_revision = 0;
+  std::string cancel_reason;
+  std::vector<WatchEvent> events;
+};
+
+/// etcdserverpb.AuthenticateResponse: the token to send as the Authorization header.
+struct AuthenticateResponse {
+  ResponseHeader header;
+  std::string token;
+};
+
 /// A gateway error body: {"error": ..., "message": ..., "code": <gRPC status code>}.
 struct GatewayError {
   int code = 0;
@@ -162,7 +198,10 @@ struct GatewayError {
 [[nodiscard]] std::string encode(const DeleteRangeRequest& r);  // /v3/kv/deleterange
 [[nodiscard]] std::string encode(const TxnRequest& r);          // /v3/kv/txn
 [[nodiscard]] std::string encode_lease_grant(std::int64_t ttl_s, std::int64_t id = 0);
-[[nodiscard]] std::string encode_lease_id(std::int64_t id);  // keepalive and revoke
+[[nodiscard]] std::string encode_lease_id(std::int64_t id);     // keepalive and revoke
+[[nodiscard]] std::string encode(const WatchCreateRequest& r);  // /v3/watch
+/// /v3/auth/authenticate (the password is in the body only; never log it).
+[[nodiscard]] std::string encode_authenticate(std::string_view name, std::string_view password);
 
 // Response bodies. Errors: EtcdErrc::kBadResponse (not JSON, or a field of the wrong type).
 [[nodiscard]] Result<RangeResponse> decode_range_response(std::string_view json);
@@ -173,6 +212,12 @@ struct GatewayError {
 /// The keepalive endpoint streams: its one reply is wrapped as {"result": {...}}.
 [[nodiscard]] Result<LeaseKeepAliveResponse> decode_lease_keepalive_response(std::string_view json);
 [[nodiscard]] Result<LeaseRevokeResponse> decode_lease_revoke_response(std::string_view json);
+/// One line of the watch stream. A line that is a gateway error ({"error": {...}}, for example an
+/// auth token refused mid-stream) is kBadResponse too: decode_stream_error() reads it.
+[[nodiscard]] Result<WatchResponse> decode_watch_response(std::string_view json);
+[[nodiscard]] Result<AuthenticateResponse> decode_authenticate_response(std::string_view json);
+/// The error of a stream message {"error": {"grpc_code": N, "message": ...}}; nullopt otherwise.
+[[nodiscard]] std::optional<GatewayError> decode_stream_error(std::string_view json);
 /// nullopt when the body is not a gateway error.
 [[nodiscard]] std::optional<GatewayError> decode_gateway_error(std::string_view json);
 

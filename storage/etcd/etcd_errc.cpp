@@ -22,6 +22,14 @@ class EtcdCategory final : public boost::system::error_category {
         return "etcd rejected the request";
       case EtcdErrc::kInvalidArgument:
         return "invalid etcd request";
+      case EtcdErrc::kTls:
+        return "TLS with etcd failed";
+      case EtcdErrc::kAuth:
+        return "etcd authentication failed";
+      case EtcdErrc::kPermissionDenied:
+        return "etcd permission denied";
+      case EtcdErrc::kCancelled:
+        return "etcd watch cancelled";
     }
     return "unknown etcd error";
   }

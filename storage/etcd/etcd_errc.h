@@ -7,12 +7,16 @@
 namespace ticketd::etcd {
 
 enum class EtcdErrc {
-  kUnavailable = 1,  // no endpoint accepted a connection, or the connection broke mid-call
-  kTimeout,          // the call's deadline passed (the outcome of a write is then unknown)
-  kBadResponse,      // the reply was not HTTP 200 with the JSON the call expects
-  kLeaseNotFound,    // the lease expired or was revoked (gRPC NOT_FOUND on a lease call)
-  kRejected,         // etcd answered with an error (invalid argument, too many ops, auth, ...)
-  kInvalidArgument,  // the request cannot be sent (bad endpoint, empty key, TTL out of range)
+  kUnavailable = 1,   // no endpoint accepted a connection, or the connection broke mid-call
+  kTimeout,           // the call's deadline passed (the outcome of a write is then unknown)
+  kBadResponse,       // the reply was not HTTP 200 with the JSON the call expects
+  kLeaseNotFound,     // the lease expired or was revoked (gRPC NOT_FOUND on a lease call)
+  kRejected,          // etcd answered with an error (invalid argument, too many ops, auth, ...)
+  kInvalidArgument,   // the request cannot be sent (bad endpoint, empty key, TTL out of range)
+  kTls,               // TLS failed: etcd's certificate not trusted, or ours refused or missing
+  kAuth,              // etcd refused our credentials (wrong user or password, auth needed)
+  kPermissionDenied,  // the user has no permission on the key
+  kCancelled,         // the watch was cancelled (EtcdWatch::cancel)
 };
 
 const boost::system::error_category& etcd_category() noexcept;

@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <thread>
 #include <vector>
 
+#include "storage/etcd/etcd_watch.h"
 #include "tests/support/etcd_process.h"
 
 namespace ticketd::etcd {
@@ -263,6 +265,99 @@ TEST_F(EtcdClientTest, MeasuresCallLatencyOnLoopback) {
   RecordProperty("keepalive_median_us", std::to_string(median_us(keepalive_us)));
   RecordProperty("txn_median_us", std::to_string(median_us(txn_us)));
   EXPECT_LT(median_us(keepalive_us), 500'000);
+}
+
+TEST_F(EtcdClientTest, TheFirstCallAfterAMemberRestartedDoesNotFailOnTheOldConnection) {
+  auto c = client();
+  ASSERT_TRUE(c->put(prefix() + "k", "v"));
+  etcd_->kill();  // the kept-alive connection is now closed by the peer, unknown to the client
+  etcd_->start();
+  auto up = c->get(prefix() + "k");
+  ASSERT_TRUE(up) << up.error().message;
+  ASSERT_EQ(up->kvs.size(), 1u);
+}
+
+TEST_F(EtcdClientTest, AWatchStreamsPutsAndDeletesOfItsKeyAsTheyHappen) {
+  auto c = client();
+  const std::string key = prefix() + "leader";
+  auto w = c->watch(WatchCreateRequest{.key = key});
+  ASSERT_TRUE(w) << w.error().message;
+  auto created = (*w)->next(milliseconds(2000));
+  ASSERT_TRUE(created) << created.error().message;
+  EXPECT_TRUE(created->created);
+  ASSERT_TRUE(c->put(key, "a"));  // the client's own connection works beside the watch
+  ASSERT_TRUE(c->put(prefix() + "other", "not watched"));
+  ASSERT_TRUE(c->delete_range(DeleteRangeRequest{.key = key}));
+  auto put = (*w)->next(milliseconds(2000));
+  ASSERT_TRUE(put) << put.error().message;
+  ASSERT_EQ(put->events.size(), 1u);
+  EXPECT_EQ(put->events[0].type, WatchEvent::Type::kPut);
+  EXPECT_EQ(put->events[0].kv.value, "a");
+  auto del = (*w)->next(milliseconds(2000));
+  ASSERT_TRUE(del) << del.error().message;
+  ASSERT_EQ(del->events.size(), 1u);
+  EXPECT_EQ(del->events[0].type, WatchEvent::Type::kDelete);
+  EXPECT_EQ(del->events[0].kv.key, key);
+}
+
+TEST_F(EtcdClientTest, AWatchFromARevisionReplaysWhatHappenedSince) {
+  auto c = client();
+  const std::string key = prefix() + "k";
+  auto first = c->put(key, "1");
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(c->put(key, "2"));
+  ASSERT_TRUE(c->delete_range(DeleteRangeRequest{.key = key}));
+  auto w = c->watch(WatchCreateRequest{.key = key, .start_revision = first->header.revision + 1});
+  ASSERT_TRUE(w) << w.error().message;
+  std::vector<WatchEvent> events;
+  while (events.size() < 2) {
+    auto r = (*w)->next(milliseconds(2000));
+    ASSERT_TRUE(r) << r.error().message;
+    events.insert(events.end(), r->events.begin(), r->events.end());
+  }
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].type, WatchEvent::Type::kPut);
+  EXPECT_EQ(events[0].kv.value, "2");
+  EXPECT_EQ(events[1].type, WatchEvent::Type::kDelete);
+}
+
+TEST_F(EtcdClientTest, AQuietWatchTimesOutAtItsDeadlineAndCancelEndsAWaitAtOnce) {
+  auto c = client();
+  auto w = c->watch(WatchCreateRequest{.key = prefix() + "quiet"});
+  ASSERT_TRUE(w) << w.error().message;
+  ASSERT_TRUE((*w)->next(milliseconds(2000)));  // created
+  auto t0 = steady::now();
+  auto quiet = (*w)->next(milliseconds(300));
+  auto took = steady::now() - t0;
+  ASSERT_FALSE(quiet);
+  EXPECT_EQ(quiet.error().code, EtcdErrc::kTimeout) << quiet.error().message;
+  EXPECT_GE(took, milliseconds(250));
+  EXPECT_LT(took, milliseconds(1500));
+
+  auto w2 = c->watch(WatchCreateRequest{.key = prefix() + "quiet"});
+  ASSERT_TRUE(w2) << w2.error().message;
+  ASSERT_TRUE((*w2)->next(milliseconds(2000)));
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(milliseconds(200));
+    (*w2)->cancel();
+  });
+  t0 = steady::now();
+  auto cancelled = (*w2)->next(milliseconds(30000));
+  took = steady::now() - t0;
+  canceller.join();
+  ASSERT_FALSE(cancelled);
+  EXPECT_EQ(cancelled.error().code, EtcdErrc::kCancelled) << cancelled.error().message;
+  EXPECT_LT(took, milliseconds(2000));
+  EXPECT_FALSE((*w2)->next(milliseconds(10)));  // stays cancelled
+}
+
+TEST_F(EtcdClientTest, CheckAccessWritesNothing) {
+  auto c = client();
+  const std::string p = prefix();
+  ASSERT_TRUE(c->check_access(p));
+  auto all = c->get_prefix(p);
+  ASSERT_TRUE(all);
+  EXPECT_TRUE(all->kvs.empty());
 }
 
 }  // namespace

@@ -40,6 +40,9 @@ void decoders(std::string_view text) {
   (void)decode_lease_keepalive_response(text);
   (void)decode_lease_revoke_response(text);
   (void)decode_gateway_error(text);
+  (void)decode_watch_response(text);
+  (void)decode_authenticate_response(text);
+  (void)decode_stream_error(text);
   if (auto txn = decode_txn_response(text)) {
     for (const auto& r : txn->responses) (void)r.index();
   }

@@ -1,5 +1,6 @@
 """High availability on etcd: two ticketd instances share a real three-member etcd cluster.
-Usage: ha_test.py failover|gapless_failover|fencing|etcd_faults"""
+Usage: ha_test.py failover|gapless_failover|fencing|etcd_faults|idle_requests|takeover|
+watch_reconnect"""
 import http.client
 import json
 import os
@@ -43,8 +44,8 @@ GAPLESS = "  - {{ name: Invoices, kind: gapless, reservation_ttl_ms: 1000 }}\n" 
 HTTP_TTL_MS = 6000
 
 
-def make_instance(cluster, extra=""):
-    return Ticketd(config=CONFIG.format(endpoints=", ".join(cluster.endpoints), ttl=TTL_S,
+def make_instance(cluster, extra="", ttl=TTL_S):
+    return Ticketd(config=CONFIG.format(endpoints=", ".join(cluster.endpoints), ttl=ttl,
                                         extra=extra))
 
 
@@ -481,13 +482,135 @@ def test_etcd_faults(cluster):
         a.cleanup()
 
 
+def etcd_requests(cluster):
+    """{grpc method: requests started} summed over the members, from etcd's own /metrics
+    (grpc_server_started_total counts unary calls and streams alike; the JSON gateway turns
+    each HTTP request into one)."""
+    out = {}
+    for endpoint in cluster.endpoints:
+        with urllib.request.urlopen(endpoint + "/metrics", timeout=2) as r:
+            for line in r.read().decode().splitlines():
+                if not line.startswith("grpc_server_started_total{"):
+                    continue
+                labels, value = line.rsplit(" ", 1)
+                method = labels.split('grpc_method="', 1)[1].split('"', 1)[0]
+                out[method] = out.get(method, 0) + int(float(value))
+    return out
+
+
+IDLE_TTL_S = 10
+
+
+def test_idle_requests(cluster):
+    """An idle leader and one follower at leader_ttl_s 10 make at most a few etcd requests per
+    TTL: the leader's keepalives (every TTL/3) and the follower's watch, renewed once per TTL."""
+    a, b = make_instance(cluster, ttl=IDLE_TTL_S), make_instance(cluster, ttl=IDLE_TTL_S)
+    try:
+        a.start()
+        wait_role(a, "leader")
+        b.start()
+        wait_role(b, "follower")
+        time.sleep(1)
+        before = etcd_requests(cluster)
+        time.sleep(IDLE_TTL_S)
+        after = etcd_requests(cluster)
+        diff = {m: after.get(m, 0) - before.get(m, 0) for m in after}
+        diff = {m: n for m, n in sorted(diff.items()) if n}
+        total = sum(diff.values())
+        print(f"etcd requests in {IDLE_TTL_S} s, idle leader + follower at leader_ttl_s "
+              f"{IDLE_TTL_S}: {total} {diff}", flush=True)
+        assert diff.get("LeaseKeepAlive", 0) >= 2, diff  # the leader is alive and counted
+        assert total <= 8, diff
+        assert cluster_view(b)["role"] == "follower"
+    finally:
+        a.cleanup()
+        b.cleanup()
+
+
+def test_takeover(cluster):
+    """Takeover at leader_ttl_s 10 through the watch: after kill -9 within TTL + 0.3 s, after a
+    clean SIGTERM (the leader revokes its lease) under 0.3 s, median of several hand-overs."""
+    a, b = make_instance(cluster, ttl=IDLE_TTL_S), make_instance(cluster, ttl=IDLE_TTL_S)
+    instances = [a, b]
+    try:
+        a.start()
+        wait_role(a, "leader")
+        b.start()
+        wait_role(b, "follower")
+        clients = Clients(instances, n=4)
+        clients.start()
+        results = {"kill -9": [], "SIGTERM": []}
+        for how in ["SIGTERM"] * 5 + ["kill -9"] * 3:
+            time.sleep(1.0)
+            leader = wait_leader(instances)
+            other = 1 - instances.index(leader)
+            wait_role(instances[other], "follower")
+            stopped_at = time.time()
+            if how == "kill -9":
+                leader.kill9()
+            else:
+                leader.proc.send_signal(signal.SIGTERM)
+            took = clients.first_after(stopped_at, other)
+            results[how].append(took)
+            print(f"takeover after {how}: first ticket from the new leader {took:.3f} s later",
+                  flush=True)
+            leader.proc.wait(timeout=30)
+            leader.start(wait=False)
+            wait_role(leader, "follower")
+        clients.finish()
+        assert_unique(clients.acked)
+        for how, times in results.items():
+            times.sort()
+            print(f"takeover after {how} at leader_ttl_s {IDLE_TTL_S}: median "
+                  f"{times[len(times) // 2]:.3f} s, min/max {times[0]:.3f}/{times[-1]:.3f} s",
+                  flush=True)
+        assert results["SIGTERM"][len(results["SIGTERM"]) // 2] < 0.3, results
+        assert max(results["kill -9"]) < IDLE_TTL_S + 0.3, results
+    finally:
+        for t in instances:
+            t.cleanup()
+
+
+def test_watch_reconnect(cluster):
+    """The etcd member a follower watches through dies: the follower watches through another
+    member (reading the key again first), so a SIGTERM of the leader still hands over at once
+    rather than after the TTL."""
+    a, b = make_instance(cluster, ttl=IDLE_TTL_S), make_instance(cluster, ttl=IDLE_TTL_S)
+    try:
+        a.start()
+        wait_role(a, "leader")
+        b.start()
+        wait_role(b, "follower")
+        time.sleep(0.5)
+        cluster.kill_member(0)  # both clients start on the first endpoint
+        time.sleep(2)
+        assert "watch broke" in b.log_text(), b.log_text()[-2000:]
+        stopped = time.time()
+        a.proc.send_signal(signal.SIGTERM)
+        wait_role(b, "leader", timeout=IDLE_TTL_S + 5)
+        took = time.time() - stopped
+        print(f"hand-over after SIGTERM with the watched etcd member dead: {took:.3f} s",
+              flush=True)
+        assert took < 1.0, took
+        conn = take(b)
+        with conn.cursor() as c:
+            c.execute("REPLACE INTO Tickets64 (stub) VALUES ('a')")
+            assert c.lastrowid > 0
+        conn.close()
+    finally:
+        a.cleanup()
+        b.cleanup()
+        cluster.start_member(0)
+
+
 def main():
     which = sys.argv[1]
     cluster = EtcdCluster().start()
     try:
         {"failover": test_failover, "gapless_failover": test_gapless_failover,
          "fencing": test_fencing,
-         "etcd_faults": test_etcd_faults}[which](cluster)
+         "etcd_faults": test_etcd_faults, "idle_requests": test_idle_requests,
+         "takeover": test_takeover, "watch_reconnect": test_watch_reconnect}[which](cluster)
     finally:
         cluster.cleanup()
     print("ok")

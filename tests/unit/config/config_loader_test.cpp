@@ -309,12 +309,13 @@ TEST(ConfigLoader, SnowflakeWorkerIdFromEtcd) {
   // Every problem at once, each with its line.
   auto bad = load(
       "snowflake:\n  worker_id:\n    source: etcd\n"
-      "    endpoints: [https://e:2379, http://e]\n"
+      "    endpoints: [ftp://e:2379, http://e]\n"
       "    prefix: /no-slash\n    ttl_s: 1\n    margin_ms: 9000\n    lease: x\n");
   ASSERT_FALSE(bad.config);
   std::string all;
   for (const auto& e : bad.errors) all += e + "\n";
-  for (const char* f : {"t.yaml:4: snowflake.worker_id.endpoints[0]: expected http://HOST:PORT",
+  for (const char* f : {"t.yaml:4: snowflake.worker_id.endpoints[0]: expected http://HOST:PORT or "
+                        "https://HOST:PORT, got 'ftp://e:2379'",
                         "t.yaml:4: snowflake.worker_id.endpoints[1]",
                         "t.yaml:5: snowflake.worker_id.prefix: must be non-empty and end with",
                         "t.yaml:6: snowflake.worker_id.ttl_s: must be between 2 and 3600",
@@ -419,6 +420,43 @@ TEST(ConfigLoader, EveryKindAndWorkerPoolsServeOnTheEtcdEngine) {
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
   EXPECT_EQ(r.config->sequences.size(), 4u);
   EXPECT_EQ(r.config->worker_pools.size(), 1u);
+}
+
+TEST(ConfigLoader, SecuredEtcdLoadsForStorageAndWorkerIds) {
+  auto r = load(
+      "storage:\n  engine: etcd\n  endpoints: [https://127.0.0.1:2379]\n"
+      "  ca_file: /etc/ticketd/etcd-ca.pem\n  cert_file: /etc/ticketd/etcd-client.pem\n"
+      "  key_file: /etc/ticketd/etcd-client.key\n  username: ticketd\n  password: s3cret\n"
+      "snowflake:\n  worker_id:\n    source: etcd\n    endpoints: [https://10.0.0.2:2379]\n"
+      "    ca_file: /ca.pem\n    username: w\n    password: pw\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_EQ(r.config->storage.access,
+            (EtcdAccess{"/etc/ticketd/etcd-ca.pem", "/etc/ticketd/etcd-client.pem",
+                        "/etc/ticketd/etcd-client.key", "ticketd", "s3cret"}));
+  EXPECT_EQ(r.config->snowflake.etcd_access, (EtcdAccess{"/ca.pem", "", "", "w", "pw"}));
+  EXPECT_EQ(r.config->snowflake.etcd_endpoints, std::vector<std::string>{"https://10.0.0.2:2379"});
+  // An etcd password in clear makes the file one to keep private.
+  EXPECT_TRUE(has_plaintext_secrets(*r.config));
+}
+
+TEST(ConfigLoader, SecuredEtcdErrorsNameKeyAndLine) {
+  const std::string etcd = "storage:\n  engine: etcd\n  endpoints: [http://a:1]\n";
+  const std::string tls = "storage:\n  engine: etcd\n  endpoints: [https://a:1]\n";
+  expect_error(etcd + "  ca_file: /ca.pem\n", {"t.yaml:4: storage.ca_file", "needs https://"});
+  expect_error(tls + "  cert_file: /c.pem\n", {"t.yaml:4: storage.cert_file", "needs key_file"});
+  expect_error(tls + "  key_file: /c.key\n", {"t.yaml:4: storage.key_file", "needs cert_file"});
+  expect_error(etcd + "  username: u\n", {"t.yaml:4: storage.username", "needs password"});
+  expect_error(etcd + "  password: p\n", {"t.yaml:4: storage.password", "needs username"});
+  expect_error(etcd + "  username: ''\n  password: p\n",
+               {"t.yaml:4: storage.username", "must not be empty"});
+  expect_error("storage:\n  engine: etcd\n  endpoints: [ftp://a:1]\n",
+               {"t.yaml:3: storage.endpoints[0]", "https://HOST:PORT"});
+  expect_error("storage:\n  engine: rocksdb\n  username: u\n",
+               {"t.yaml:3: storage.username", "only used with engine etcd"});
+  expect_error(
+      "snowflake:\n  worker_id:\n    source: etcd\n    endpoints: [http://a:1]\n"
+      "    key_file: /k\n",
+      {"t.yaml:5: snowflake.worker_id.key_file", "needs https://"});
 }
 
 TEST(ConfigLoader, EmptyOrNullConfigIsRefused) {

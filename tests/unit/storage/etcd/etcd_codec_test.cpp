@@ -203,6 +203,86 @@ TEST(EtcdCodec, RejectsFieldsOfTheWrongType) {
   EXPECT_FALSE(decode_txn_response(R"({"responses":[{"response_put":{"prev_kv":7}}]})"));
 }
 
+// Lines of a watch stream, captured from etcd 3.4.23 with
+// `curl -N http://127.0.0.1:23791/v3/watch -d
+// '{"create_request":{"key":"L2s=","start_revision":"1"}}'` while `/k` was put, then deleted.
+constexpr std::string_view kWatchCreated =
+    R"({"result":{"header":{"cluster_id":"15118495548433857066","member_id":"13668033151171901709","revision":"1","raft_term":"2"},"created":true}})";
+constexpr std::string_view kWatchPut =
+    R"({"result":{"header":{"cluster_id":"15118495548433857066","member_id":"13668033151171901709","revision":"2","raft_term":"2"},"events":[{"kv":{"key":"L2s=","create_revision":"2","mod_revision":"2","version":"1","value":"dg=="}}]}})";
+constexpr std::string_view kWatchDelete =
+    R"({"result":{"header":{"cluster_id":"15118495548433857066","member_id":"13668033151171901709","revision":"3","raft_term":"2"},"events":[{"type":"DELETE","kv":{"key":"L2s=","mod_revision":"3"}}]}})";
+// A watch whose start revision was compacted away (etcd 3.4 cancels it at once).
+constexpr std::string_view kWatchCompacted =
+    R"({"result":{"header":{"revision":"9"},"watch_id":"1","canceled":true,"compact_revision":"5","cancel_reason":"etcdserver: mvcc: required revision has been compacted"}})";
+// An auth failure inside the stream, as the gateway writes a gRPC error of a streaming call.
+constexpr std::string_view kStreamError =
+    R"({"error":{"grpc_code":16,"http_code":401,"message":"etcdserver: invalid auth token","http_status":"Unauthorized"}})";
+
+TEST(EtcdCodec, EncodesWatchCreateAndAuthenticateRequests) {
+  EXPECT_EQ(encode(WatchCreateRequest{.key = "/k", .start_revision = 7}),
+            R"({"create_request":{"key":"L2s=","start_revision":"7"}})");
+  EXPECT_EQ(encode(WatchCreateRequest{.key = "/k", .range_end = "/l", .prev_kv = true}),
+            R"({"create_request":{"key":"L2s=","range_end":"L2w=","prev_kv":true}})");
+  EXPECT_EQ(encode_authenticate("ticketd", "s3\"cret"),
+            R"({"name":"ticketd","password":"s3\"cret"})");
+}
+
+TEST(EtcdCodec, DecodesWatchStreamLinesWherePutIsTheOmittedType) {
+  auto created = decode_watch_response(kWatchCreated);
+  ASSERT_TRUE(created);
+  EXPECT_TRUE(created->created);
+  EXPECT_FALSE(created->canceled);
+  EXPECT_EQ(created->header.revision, 1);
+  EXPECT_TRUE(created->events.empty());
+
+  auto put = decode_watch_response(kWatchPut);
+  ASSERT_TRUE(put);
+  EXPECT_FALSE(put->created);
+  ASSERT_EQ(put->events.size(), 1u);
+  EXPECT_EQ(put->events[0], (WatchEvent{WatchEvent::Type::kPut, KeyValue{.key = "/k",
+                                                                         .value = "v",
+                                                                         .create_revision = 2,
+                                                                         .mod_revision = 2,
+                                                                         .version = 1}}));
+  auto del = decode_watch_response(kWatchDelete);
+  ASSERT_TRUE(del);
+  ASSERT_EQ(del->events.size(), 1u);
+  EXPECT_EQ(del->events[0].type, WatchEvent::Type::kDelete);
+  EXPECT_EQ(del->events[0].kv.key, "/k");
+  EXPECT_EQ(del->events[0].kv.mod_revision, 3);
+  EXPECT_EQ(del->header.revision, 3);
+
+  auto compacted = decode_watch_response(kWatchCompacted);
+  ASSERT_TRUE(compacted);
+  EXPECT_TRUE(compacted->canceled);
+  EXPECT_EQ(compacted->compact_revision, 5);
+  EXPECT_EQ(compacted->watch_id, 1);
+  EXPECT_EQ(compacted->cancel_reason, "etcdserver: mvcc: required revision has been compacted");
+}
+
+TEST(EtcdCodec, WatchStreamErrorsAreNotResponsesButDecodeAsStreamErrors) {
+  EXPECT_FALSE(decode_watch_response(kStreamError));
+  auto e = decode_stream_error(kStreamError);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code, 16);
+  EXPECT_EQ(e->message, "etcdserver: invalid auth token");
+  EXPECT_FALSE(decode_stream_error(kWatchPut));
+  EXPECT_FALSE(decode_watch_response(R"({"result":{"events":[{"type":"EXPIRE"}]}})"));
+  EXPECT_FALSE(decode_watch_response(R"({"result":{"events":{}}})"));
+  EXPECT_FALSE(decode_watch_response(R"({"result":{"cancel_reason":3}})"));
+}
+
+TEST(EtcdCodec, DecodesAuthenticateAndRefusesAReplyWithoutToken) {
+  auto a =
+      decode_authenticate_response(R"({"header":{"revision":"4"},"token":"kqYjjcHdSuWAGTDY.16"})");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->token, "kqYjjcHdSuWAGTDY.16");
+  EXPECT_EQ(a->header.revision, 4);
+  EXPECT_FALSE(decode_authenticate_response(R"({"header":{}})"));
+  EXPECT_FALSE(decode_authenticate_response(R"({"token":5})"));
+}
+
 TEST(EtcdCodec, EveryStrictPrefixOfAReplyIsAnErrorNotACrash) {
   for (std::string_view reply : {kTxnClaimed, kTxnTaken, kKeepAlive, kGrant, kDeleted}) {
     for (std::size_t n = 0; n < reply.size(); ++n) {
@@ -210,6 +290,11 @@ TEST(EtcdCodec, EveryStrictPrefixOfAReplyIsAnErrorNotACrash) {
       EXPECT_FALSE(decode_txn_response(prefix)) << prefix;
       EXPECT_FALSE(decode_lease_keepalive_response(prefix)) << prefix;
       EXPECT_FALSE(decode_lease_grant_response(prefix)) << prefix;
+    }
+  }
+  for (std::string_view line : {kWatchCreated, kWatchPut, kWatchDelete, kWatchCompacted}) {
+    for (std::size_t n = 0; n < line.size(); ++n) {
+      EXPECT_FALSE(decode_watch_response(line.substr(0, n))) << line.substr(0, n);
     }
   }
 }
