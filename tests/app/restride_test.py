@@ -116,6 +116,9 @@ def get(port, name="Tickets64"):
         return json.loads(r.read())
 
 
+LINE_TIME_SLACK_S = 0.25
+
+
 def restride(servers, *extra):
     """Runs the command; returns (exit code, [(monotonic time, line)], stderr)."""
     env = dict(os.environ, TICKETD_TOKEN=TOKEN)
@@ -172,7 +175,12 @@ class RestrideCase(unittest.TestCase):
             w0, w1 = windows[i]
             new_values = 0
             for _, _, sent, received, v in mine:
-                if received < w0:
+                # The command's lines are timestamped when this process reads them, by a thread
+                # that competes for the GIL with the load threads: w0 can be late by a few ms
+                # (seen under ctest -j2 with a build running). Only values received clearly
+                # before it are held to the old grid; uniqueness and the grid of each value's
+                # range are checked for every value above.
+                if received < w0 - LINE_TIME_SLACK_S:
                     self.assertLessEqual(v, floor, f"{label}: server {i}: {v} before its restride")
                 if sent > w1:
                     self.assertGreater(v, floor, f"{label}: server {i}: {v} after its restride")
