@@ -69,17 +69,16 @@ void Reply::no_content() const {
 }
 
 void Reply::redirect_to_leader(const Error& e, std::string_view location) const {
-  deps_->metrics.error(kHttpFrontend, "not_leader");
-  Response res = response(status::temporary_redirect);
-  res.set(field::content_type, kJson);
-  res.set(field::cache_control, "no-store");
+  // The not_leader answer as fail() builds it (the same body, naming the leader), as a 307.
+  Response res = error_response(e, {});
+  res.result(status::temporary_redirect);
   res.set(field::location, location);
-  res.body() = not_leader_body("not_leader", e.message, deps_->gate->view().leader.http);
-  res.prepare_payload();
   send(std::move(res));
 }
 
-void Reply::fail(const Error& e, std::string_view allow) const {
+void Reply::fail(const Error& e, std::string_view allow) const { send(error_response(e, allow)); }
+
+Response Reply::error_response(const Error& e, std::string_view allow) const {
   const auto m = map_error(e.code);
   deps_->metrics.error(kHttpFrontend, m.code);
   Response res = response(m.status);
@@ -103,7 +102,7 @@ void Reply::fail(const Error& e, std::string_view allow) const {
     res.body() = error_body(m.code, message);
   }
   res.prepare_payload();
-  send(std::move(res));
+  return res;
 }
 
 }  // namespace ticketd::http

@@ -58,6 +58,8 @@ class Reply {
 
   // A response with the request's version whose fields use the request's pool.
   [[nodiscard]] Response response(boost::beast::http::status st) const;
+  // The error's answer (error_mapping's row, its headers and JSON body), counted in metrics.
+  [[nodiscard]] Response error_response(const Error& e, std::string_view allow) const;
 
   const HttpDeps* deps_;
   std::pmr::memory_resource* pool_;  // the session's, for the response's fields; null: heap
