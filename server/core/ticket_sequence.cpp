@@ -192,26 +192,26 @@ void TicketSequence::update_spec(const SequenceSpec& spec, BlockCallback done) {
   enqueue_locked(Waiter{0, std::move(done)}, lock);
 }
 
+std::optional<Error> TicketSequence::grid_change_refused_locked() const {
+  if (dropped_) return Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"};
+  if (grid_undo_) {
+    return Error{TicketErrc::kRetryLater, "a fence or restride of '" + name_ + "' is in progress"};
+  }
+  return std::nullopt;
+}
+
 void TicketSequence::set_fence(std::uint64_t fence, BlockCallback done) {
   std::unique_lock lock(mutex_);
-  if (dropped_) {
+  const auto refuse = [&](Error e) {
     lock.unlock();
-    done(Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
-    return;
-  }
-  if (grid_undo_) {
-    lock.unlock();
-    done(Error{TicketErrc::kRetryLater, "a fence or restride of '" + name_ + "' is in progress"});
-    return;
-  }
+    done(std::move(e));
+  };
+  if (auto e = grid_change_refused_locked()) return refuse(std::move(*e));
   if (fence != 0 && fence < highest_target_) {
-    const auto ceiling = highest_target_;
-    lock.unlock();
-    done(Error{TicketErrc::kInvalidArgument,
-               "fence " + std::to_string(fence) + " is below the durable ceiling " +
-                   std::to_string(ceiling) + " of '" + name_ +
-                   "': values up to the ceiling may have been issued"});
-    return;
+    return refuse(Error{TicketErrc::kInvalidArgument,
+                        "fence " + std::to_string(fence) + " is below the durable ceiling " +
+                            std::to_string(highest_target_) + " of '" + name_ +
+                            "': values up to the ceiling may have been issued"});
   }
   grid_undo_ = GridUndo{spec_, next_, fence_, restrided_, spec_dirty_};
   fence_ = fence;
@@ -224,13 +224,7 @@ void TicketSequence::restride(const Restride& r, BlockCallback done) {
     lock.unlock();
     done(std::move(e));
   };
-  if (dropped_) {
-    return refuse(Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
-  }
-  if (grid_undo_) {
-    return refuse(
-        Error{TicketErrc::kRetryLater, "a fence or restride of '" + name_ + "' is in progress"});
-  }
+  if (auto e = grid_change_refused_locked()) return refuse(std::move(*e));
   SequenceSpec wanted = spec_;
   wanted.increment = r.increment;
   wanted.offset = r.offset;

@@ -141,6 +141,8 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   // Queues a count-0 waiter answered by the write that carries a grid change (set_fence,
   // restride), with `undo` to restore if that write fails.
   void change_grid_locked(BlockCallback done, std::unique_lock<std::mutex>& lock);
+  /// Why a fence or restride cannot start now (dropped, or another one in flight); nullopt: it can.
+  [[nodiscard]] std::optional<Error> grid_change_refused_locked() const;
 
   const std::string name_;
   GroupCommitter& committer_;
