@@ -221,7 +221,8 @@ class DebianPackage(unittest.TestCase):
         help_text = run("/usr/bin/ticketd", "--help").stdout
         for flag in sorted(set(re.findall(r"--[a-z][a-z-]*", help_text))):
             self.assertIn(flag, man)
-        for command in ("verify", "backup", "restore", "import", "hash-password", "hash-token"):
+        for command in ("verify", "backup", "restore", "import", "restride", "hash-password",
+                        "hash-token"):
             self.assertIn(f"ticketd {command}", man)
         with open(os.path.join(SOURCE, "README.md")) as f:
             readme = f.read()
