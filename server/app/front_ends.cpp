@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -18,7 +17,6 @@
 
 namespace ticketd {
 namespace asio = boost::asio;
-namespace beast = boost::beast;
 
 namespace {
 
@@ -179,7 +177,7 @@ StartupResult<Listeners> Listeners::bind(net::IoPool& pool, const config::Config
       ioc, config.http.listen.host, config.http.listen.port, "http",
       [&deps = front_ends.http_deps](net::tcp::socket socket) {
         auto ex = socket.get_executor();
-        asio::co_spawn(ex, http::run_http_session(beast::tcp_stream(std::move(socket)), deps),
+        asio::co_spawn(ex, http::run_http_session(std::move(socket), deps),
                        net::log_on_exit("http session"));
       },
       pick);

@@ -31,6 +31,7 @@
 #include "server/http/http_errc.h"
 #include "server/http/json_codec.h"
 #include "server/net/pending_result.h"
+#include "server/net/timed_socket.h"
 
 namespace ticketd::http {
 namespace {
@@ -201,7 +202,7 @@ class ConnectionGauge {
   metrics::Metrics& m_;
 };
 
-asio::awaitable<void> linger_and_close(beast::tcp_stream& stream) {
+asio::awaitable<void> linger_and_close(net::TimedSocket& stream) {
   beast::error_code ignored;
   stream.socket().shutdown(net::tcp::socket::shutdown_send, ignored);
   stream.expires_after(kLingerTimeout);
@@ -218,7 +219,7 @@ asio::awaitable<void> linger_and_close(beast::tcp_stream& stream) {
 // The request loop, on the TCP stream or on TLS over it (`tcp` is the lowest layer either way:
 // deadlines, half-close and close act on it).
 template <class Stream>
-asio::awaitable<void> serve_requests(Stream& io, beast::tcp_stream& tcp, HttpDeps& deps,
+asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps& deps,
                                      asio::steady_timer& throttle_timer, const std::string& peer) {
   const auto ex = co_await asio::this_coro::executor;
   const HttpOptions& o = deps.options;
@@ -362,9 +363,9 @@ asio::awaitable<void> serve_requests(Stream& io, beast::tcp_stream& tcp, HttpDep
 
 }  // namespace
 
-asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& deps) {
+asio::awaitable<void> run_http_session(net::tcp::socket socket, HttpDeps& deps) {
   const auto ex = co_await asio::this_coro::executor;
-  auto stream = std::make_shared<beast::tcp_stream>(std::move(stream_in));
+  auto stream = std::make_shared<net::TimedSocket>(std::move(socket));
   // The wait the auth throttle imposes before answering; cancelled on shutdown like reads.
   auto throttle_timer = std::make_shared<asio::steady_timer>(ex);
   // The cancel function may run on any thread and after the session ended: it posts to the
@@ -406,7 +407,7 @@ asio::awaitable<void> run_http_session(beast::tcp_stream stream_in, HttpDeps& de
     co_await serve_requests(*stream, *stream, deps, *throttle_timer, peer);
   } else {
     // HTTPS: the handshake shares the first request's header_timeout.
-    asio::ssl::stream<beast::tcp_stream&> tls(*stream, *deps.tls);
+    asio::ssl::stream<net::TimedSocket&> tls(*stream, *deps.tls);
     stream->expires_after(o.header_timeout);
     if (auto [e] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_nothrow); e) {
       log::debug("http TLS handshake failed: " + e.message(), {{"client", peer}});

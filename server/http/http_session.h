@@ -1,8 +1,6 @@
 // One HTTP/1.1 connection: reads requests, hands them to handle_request, writes responses.
 #pragma once
 
-#include <boost/beast/core/tcp_stream.hpp>
-
 #include "server/http/routes.h"
 #include "server/net/asio_support.h"
 
@@ -15,9 +13,9 @@ namespace ticketd::http {
 /// limits answer 431 / 413 and close. Only does I/O: what to answer is handle_request's job.
 ///
 /// Spawn it on a strand (the listener's accepted sockets already carry one), e.g.
-///   co_spawn(socket.get_executor(), run_http_session(beast::tcp_stream(std::move(socket)), deps),
+///   co_spawn(socket.get_executor(), run_http_session(std::move(socket), deps),
 ///            net::log_on_exit("http"));
 /// `deps` must outlive the session. Registers itself in deps.sessions (cancel posts to its strand).
-net::asio::awaitable<void> run_http_session(beast::tcp_stream stream, HttpDeps& deps);
+net::asio::awaitable<void> run_http_session(net::tcp::socket socket, HttpDeps& deps);
 
 }  // namespace ticketd::http

@@ -8,7 +8,6 @@
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <memory>
 
 #include "server/mysql/error_mapping.h"
@@ -16,11 +15,11 @@
 #include "server/mysql/protocol/generic_packets.h"
 #include "server/mysql/protocol/packet_writer.h"
 #include "server/net/pending_result.h"
+#include "server/net/timed_socket.h"
 #include "server/net/tls_context.h"
 
 namespace ticketd::mysql {
 namespace asio = boost::asio;
-namespace beast = boost::beast;
 using net::use_nothrow;
 
 namespace {
@@ -35,7 +34,7 @@ enum class LoopEnd { kClose, kStartTls };
 // again on a TLS stream over it. Lives in the session coroutine's frame.
 struct Session {
   MySqlDeps& deps;
-  beast::tcp_stream& tcp;
+  net::TimedSocket& tcp;
   ServerConnection& conn;
   asio::steady_timer& throttle_timer;
   const std::string& host;
@@ -136,11 +135,11 @@ struct Session {
 }  // namespace
 
 asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps) {
-  auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
+  auto stream = std::make_shared<net::TimedSocket>(std::move(socket));
   auto ex = co_await asio::this_coro::executor;
   // The wait the auth throttle imposes before answering a login; cancelled on shutdown too.
   auto throttle_timer = std::make_shared<asio::steady_timer>(ex);
-  std::weak_ptr<beast::tcp_stream> weak = stream;
+  std::weak_ptr<net::TimedSocket> weak = stream;
   std::weak_ptr<asio::steady_timer> weak_timer = throttle_timer;
   net::SessionRegistration registration(deps.sessions, [weak, weak_timer, ex] {
     asio::post(ex, [weak, weak_timer] {
@@ -210,7 +209,7 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
   session.exact_first_packet = deps.tls != nullptr;
   if (co_await session.run(*stream) != LoopEnd::kStartTls || deps.tls == nullptr) co_return;
 
-  asio::ssl::stream<beast::tcp_stream&> tls(*stream, *deps.tls);
+  asio::ssl::stream<net::TimedSocket&> tls(*stream, *deps.tls);
   stream->expires_after(deps.connect_timeout);
   if (auto [e] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_nothrow); e) {
     log::debug("mysql connection " + std::to_string(conn.session().connection_id) +

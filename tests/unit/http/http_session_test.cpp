@@ -30,7 +30,7 @@ class Loopback {
   explicit Loopback(HttpOptions options = {}) : engine_(std::move(options)) {
     auto l = net::Listener::bind(ioc_, "127.0.0.1", 0, "http", [this](tcp::socket socket) {
       auto ex = socket.get_executor();
-      asio::co_spawn(ex, run_http_session(beast::tcp_stream(std::move(socket)), engine_.deps),
+      asio::co_spawn(ex, run_http_session(std::move(socket), engine_.deps),
                      net::log_on_exit("http"));
     });
     EXPECT_TRUE(l) << (l ? "" : l.error().message);
