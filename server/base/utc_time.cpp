@@ -40,8 +40,40 @@ bool take_char(std::string_view text, std::size_t& pos, char c) {
 
 }  // namespace
 
+namespace {
+// Writes v as exactly `width` decimal digits (v < 10^width).
+char* put_digits(char* p, unsigned v, int width) {
+  for (int i = width - 1; i >= 0; --i) {
+    p[i] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  }
+  return p + width;
+}
+}  // namespace
+
 std::string format_utc_ms(std::int64_t unix_ms) {
   const auto [date, time] = civil_of(unix_ms);
+  const int year = static_cast<int>(date.year());
+  if (year >= 0 && year <= 9999) {
+    // Every lease's JSON carries one: by hand, as snprintf costs more than the lease's parse.
+    std::string out(24, '\0');
+    char* p = out.data();
+    p = put_digits(p, static_cast<unsigned>(year), 4);
+    *p++ = '-';
+    p = put_digits(p, static_cast<unsigned>(date.month()), 2);
+    *p++ = '-';
+    p = put_digits(p, static_cast<unsigned>(date.day()), 2);
+    *p++ = 'T';
+    p = put_digits(p, static_cast<unsigned>(time.hours().count()), 2);
+    *p++ = ':';
+    p = put_digits(p, static_cast<unsigned>(time.minutes().count()), 2);
+    *p++ = ':';
+    p = put_digits(p, static_cast<unsigned>(time.seconds().count()), 2);
+    *p++ = '.';
+    p = put_digits(p, static_cast<unsigned>(time.subseconds().count()), 3);
+    *p = 'Z';
+    return out;
+  }
   std::array<char, 48> buf{};
   std::snprintf(buf.data(), buf.size(), "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
                 static_cast<int>(date.year()), static_cast<unsigned>(date.month()),

@@ -429,6 +429,34 @@ std::string block_ids_text(std::string_view sequence, const Block& block) {
   return out;
 }
 
+std::string lease_text(const Lease& lease) {
+  std::string out;
+  out.reserve(160 + lease.lease_id.size() + lease.sequence.size() + lease.holder.size());
+  const auto number = [&out](std::uint64_t v) {
+    char digits[20];
+    const auto [end, ec] = std::to_chars(std::begin(digits), std::end(digits), v);
+    out.append(std::begin(digits), end);
+  };
+  out += R"({"lease_id":)";
+  append_json_string(out, lease.lease_id);
+  out += R"(,"sequence":)";
+  append_json_string(out, lease.sequence);
+  out += R"(,"first":")";
+  number(lease.block.first);
+  out += R"(","last":")";
+  number(lease.block.last());
+  out += R"(","step":)";
+  number(lease.block.step);
+  out += R"(,"count":)";
+  number(lease.block.count);
+  out += R"(,"holder":)";
+  append_json_string(out, lease.holder);
+  out += R"(,"granted_at":)";
+  append_json_string(out, format_utc_ms(lease.granted_at_ms));
+  out += '}';
+  return out;
+}
+
 json::object text_ids_json(std::string_view sequence, const std::vector<std::string>& ids) {
   json::array list;
   list.reserve(ids.size());

@@ -54,6 +54,9 @@ inline constexpr std::uint64_t kMaxJsonSafeInteger = (std::uint64_t{1} << 53) - 
 [[nodiscard]] boost::json::object sequence_json(const SequenceInfo& info);
 /// {"lease_id", "sequence", "first", "last", "step", "count", "holder", "granted_at"}.
 [[nodiscard]] boost::json::object lease_json(const Lease& lease);
+/// lease_json(lease) as text, written directly (the answer of every POST …/blocks): the bytes
+/// boost::json::serialize gives for it.
+[[nodiscard]] std::string lease_text(const Lease& lease);
 /// {"lease_id", "pool", "worker_id", "holder", "ttl_s", "granted_at", "expires_at",
 ///  "expires_at_ms", "not_before_ms", "high_water_ms"}. Times in ms are JSON numbers (< 2^53).
 [[nodiscard]] boost::json::object worker_lease_json(const PoolLease& lease);

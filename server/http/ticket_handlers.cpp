@@ -63,7 +63,7 @@ void post_block(const Reply& reply, const RouteRequest& in) {
         if (!l) return reply.fail(l.error());
         reply.deps().metrics.ids_issued(name, kHttpFrontend, l->block.count);
         reply.deps().metrics.block_leased(name, kHttpFrontend, l->block.count);
-        reply.json(status::created, lease_json(*l));
+        reply.json_text(status::created, lease_text(*l));
       }));
 }
 

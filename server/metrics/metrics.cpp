@@ -230,8 +230,16 @@ void Metrics::ids_issued(std::string_view sequence, std::string_view frontend, s
 
 void Metrics::block_leased(std::string_view sequence, std::string_view frontend,
                            std::uint64_t size) {
-  blocks_leased_.Add({{"sequence", s(sequence)}, {"frontend", s(frontend)}}).Increment();
-  block_size_.Add({{"sequence", s(sequence)}}, size_buckets()).Observe(static_cast<double>(size));
+  cached_series(hot_mutex_, blocks_series_, SeriesKey(sequence, frontend),
+                [&]() -> prometheus::Counter& {
+                  return blocks_leased_.Add({{"sequence", s(sequence)}, {"frontend", s(frontend)}});
+                })
+      ->Increment();
+  cached_series(hot_mutex_, block_size_series_, SeriesKey(sequence, {}),
+                [&]() -> prometheus::Histogram& {
+                  return block_size_.Add({{"sequence", s(sequence)}}, size_buckets());
+                })
+      ->Observe(static_cast<double>(size));
 }
 
 void Metrics::connection_opened(std::string_view frontend) {

@@ -129,6 +129,8 @@ class Metrics {
   // By "label\0label" (found with a view: recording a sample allocates nothing).
   StringMap<prometheus::Counter*> issued_series_;
   StringMap<prometheus::Histogram*> latency_series_;
+  StringMap<prometheus::Counter*> blocks_series_;
+  StringMap<prometheus::Histogram*> block_size_series_;  // by sequence alone
 
   std::mutex scrape_mutex_;  // one scrape at a time; guards what follows
   GroupCommitter::Stats last_stats_;

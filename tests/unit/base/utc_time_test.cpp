@@ -28,6 +28,8 @@ constexpr UtcCase kUtcCases[] = {
 
 TEST(UtcTime, FormatsIso8601WithMilliseconds) {
   for (const auto& c : kUtcCases) EXPECT_EQ(format_utc_ms(c.unix_ms), c.iso) << c.unix_ms;
+  // Past year 9999 (no digit-by-digit fast path): still every digit of the year.
+  EXPECT_EQ(format_utc_ms(253402300800000), "10000-01-01T00:00:00.000Z");
 }
 
 TEST(UtcTime, FormatsMySqlDatetimeRoundingTowardsThePast) {

@@ -74,6 +74,36 @@ TEST(JsonCodecResponses, BlockIdsTextIsWhatTheDomSerializes) {
   }
 }
 
+// lease_text is lease_json serialized, byte for byte, whatever the strings hold.
+TEST(JsonCodecResponses, LeaseTextIsWhatTheDomSerializes) {
+  const std::string every_byte = [] {
+    std::string s;
+    for (int c = 0; c < 256; ++c) s += static_cast<char>(c);
+    return s;
+  }();
+  const Lease leases[] = {
+      {.lease_id = "1001",
+       .sequence = "Tickets64",
+       .block = {.first = 1001, .step = 1, .count = 1000},
+       .holder = "",
+       .granted_at_ms = 1767225600123},
+      {.lease_id = "18446744073709551615",
+       .sequence = "quote\"and\\back/slash",
+       .block = {.first = 18446744073709551615ULL, .step = 2, .count = 1},
+       .holder = "tab\tnl\n\x01\x7f caf\xc3\xa9",
+       .granted_at_ms = -1},
+      {.lease_id = every_byte,
+       .sequence = every_byte,
+       .block = {.first = 7, .step = 3, .count = 0},
+       .holder = every_byte,
+       .granted_at_ms = 253402300800000},
+  };
+  for (const auto& lease : leases) EXPECT_EQ(lease_text(lease), text(lease_json(lease)));
+  EXPECT_EQ(lease_text(leases[0]),
+            R"({"lease_id":"1001","sequence":"Tickets64","first":"1001","last":"2000","step":1,)"
+            R"("count":1000,"holder":"","granted_at":"2026-01-01T00:00:00.123Z"})");
+}
+
 TEST(JsonCodecResponses, GaplessDescriptionHasNullUntilTheFirstCommit) {
   GaplessAudit audit;
   audit.order = GaplessOrder::kStrict;
