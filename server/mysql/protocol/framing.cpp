@@ -63,10 +63,12 @@ void append_frame(std::string& out, std::string_view payload, std::uint8_t& sequ
   std::size_t offset = 0;
   for (;;) {
     const std::size_t n = std::min(kMaxPhysicalPayload, payload.size() - offset);
-    out.push_back(static_cast<char>(n & 0xFF));
-    out.push_back(static_cast<char>((n >> 8) & 0xFF));
-    out.push_back(static_cast<char>((n >> 16) & 0xFF));
-    out.push_back(static_cast<char>(sequence_id++));
+    // Two appends (the header, then the payload): a cached ticket's answer is five small
+    // frames, and a byte at a time cost more than the rest of the framing.
+    const char header[kPacketHeaderSize] = {
+        static_cast<char>(n & 0xFF), static_cast<char>((n >> 8) & 0xFF),
+        static_cast<char>((n >> 16) & 0xFF), static_cast<char>(sequence_id++)};
+    out.append(header, kPacketHeaderSize);
     out.append(payload.substr(offset, n));
     offset += n;
     if (n < kMaxPhysicalPayload) break;
