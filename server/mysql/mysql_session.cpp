@@ -1,7 +1,6 @@
 #include "server/mysql/mysql_session.h"
 
 #include <algorithm>
-#include <array>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/read.hpp>
@@ -9,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <memory>
+#include <vector>
 
 #include "server/mysql/error_mapping.h"
 #include "server/mysql/protocol/framing.h"
@@ -39,7 +39,13 @@ struct Session {
   asio::steady_timer& throttle_timer;
   const std::string& host;
   std::shared_ptr<net::PendingResult<ServerConnection::Output>> pending;
-  std::array<char, 16 * 1024> buffer{};
+  // What a read may take at most. Small while the connection sends small packets (an idle
+  // connection holds 1 KiB, not a bulk buffer: 10,000 of them are what the RSS goal counts);
+  // doubled, up to 64 KiB, after a read that filled it, and back to 1 KiB once the connection
+  // waits for a new command with nothing buffered after a read that used little of it.
+  static constexpr std::size_t kMinRead = 1024;
+  static constexpr std::size_t kMaxRead = 64 * 1024;
+  std::vector<char> buffer = std::vector<char>(kMinRead);
   bool login_delayed = false;
   bool logged_in = false;
   // With TLS offered, the client's first packet is read to its exact end: an SslRequest is
@@ -91,6 +97,15 @@ struct Session {
       }
       if (!co_await throttle_login()) co_return LoopEnd::kClose;
       conn.feed(std::string_view(buffer.data(), n));
+      resize_buffer(n);
+    }
+  }
+
+  void resize_buffer(std::size_t last_read) {
+    if (last_read == buffer.size() && buffer.size() < kMaxRead) {
+      buffer.resize(buffer.size() * 2);  // more is likely waiting
+    } else if (buffer.size() > kMinRead && last_read < buffer.size() / 4 && conn.buffered() == 0) {
+      std::vector<char>(kMinRead).swap(buffer);  // the burst is over: give the memory back
     }
   }
 

@@ -319,6 +319,42 @@ class Hostile(unittest.TestCase):
         sock.close()
         self.assert_serving()
 
+    # ---- idle connections ----------------------------------------------------------------------
+
+    def test_thousands_of_idle_logged_in_connections_stay_small(self):
+        """5,000 logged-in connections that sent one query and went quiet: the daemon grows by
+        less than 16 KiB each (the goal: 10,000 of them under 200 MB), and every one still
+        answers. Each used to hold a 16 KiB read buffer, zero-filled, for its whole life."""
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 8000)), hard))
+        self.addCleanup(resource.setrlimit, resource.RLIMIT_NOFILE, (soft, hard))
+        self.fresh_daemon()
+        n = 5000
+        conns = []
+        try:
+            before = self.rss()
+            for _ in range(n):
+                c = self.connect()
+                conns.append(c)
+                with c.cursor() as cur:
+                    cur.execute("SELECT NEXTVAL(Tickets64)")
+            grown = self.rss() - before
+            per_connection = grown / n
+            print(f"\n  {n} idle connections: RSS +{grown / MIB:.1f} MiB, "
+                  f"{per_connection / 1024:.1f} KiB each", file=sys.stderr)
+            self.assertLess(per_connection, 16 * 1024)
+            values = []
+            for c in (conns[0], conns[n // 2], conns[-1]):
+                with c.cursor() as cur:
+                    cur.execute("SELECT NEXTVAL(Tickets64)")
+                    values.append(cur.fetchone()[0])
+            self.assertEqual(values, sorted(set(values)))
+        finally:
+            for c in conns:
+                c.close()
+        self.assert_serving()
+
     # ---- item 15: long names in errors -------------------------------------------------------
 
     def test_long_names_in_access_errors_are_clipped(self):
