@@ -211,6 +211,35 @@ def wrk(port, path, body, ids_per_request, seconds, connections=CONNECTIONS):
     return v["rps"] * ids_per_request, v["p99_us"] / 1000, note
 
 
+def durable_counters(http_port):
+    """ticketd's synced-commit counters from /metrics: commits, seconds in them, blocks leased."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/metrics", timeout=10) as r:
+        text = r.read().decode()
+    total = {"ticketd_durable_writes_total": 0.0, "ticketd_durable_write_seconds_total": 0.0,
+             "ticketd_blocks_leased_total": 0.0}
+    for line in text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in total:
+            total[name] += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def hilo(http_port, seconds):
+    """Blocks of 1,000 over HTTP; the note says what bounds it: every block waits for a synced
+    commit, so IDs/s <= blocks per commit x 1,000 / commit latency."""
+    before = durable_counters(http_port)
+    ids, p99, note = wrk(http_port, BLOCKS_PATH, '{"size":1000}', 1000, seconds)
+    after = durable_counters(http_port)
+    commits = after["ticketd_durable_writes_total"] - before["ticketd_durable_writes_total"]
+    if ids is not None and commits > 0:
+        blocks = after["ticketd_blocks_leased_total"] - before["ticketd_blocks_leased_total"]
+        spent = (after["ticketd_durable_write_seconds_total"] -
+                 before["ticketd_durable_write_seconds_total"])
+        note = "; ".join(filter(None, [note, f"{blocks / commits:.0f} blocks per synced commit of "
+                                       f"{1000 * spent / commits:.2f} ms mean"]))
+    return ids, p99, note
+
+
 def sysbench(port, mode, table, seconds, connections=CONNECTIONS):
     mb.SECONDS = seconds
     tps, p99, note = mb.sysbench(port, connections, mode, table)
@@ -322,7 +351,7 @@ def main():
             ("flickr16", f"ticketd MySQL Flickr, {FLICKR_P99_CONNECTIONS} connections",
              lambda s: sysbench(t_mysql, "text", "Tickets64", s, FLICKR_P99_CONNECTIONS)),
             ("hilo", "ticketd HTTP hi-lo blocks of 1,000 (wrk)",
-             lambda s: wrk(t_http, BLOCKS_PATH, '{"size":1000}', 1000, s)),
+             lambda s: hilo(t_http, s)),
         ]
         print(f"bench/peers.sh: {len(workloads)} workloads x {ROUNDS} rounds x {SECONDS} s,"
               f" {CONNECTIONS} connections unless noted, load generators on the same"
