@@ -232,7 +232,7 @@ def expect_refused(etcd, acc, *fragments, make=instance):
         t.start(wait=False)
         code = t.proc.wait(timeout=30)
         log = t.log_text()
-        assert code != 0, f"ticketd started:\n{log}"
+        assert code == 1, f"ticketd exited {code}, not 1 (a runtime failure):\n{log}"
         for f in fragments:
             assert f in log, f"'{f}' not in:\n{log}"
         assert "ticketd-pw" not in log and "wrong-pw" not in log, "a password was logged"

@@ -2,7 +2,7 @@
 """Every metric name the Grafana dashboard and the alerting rules read is one that a running
 ticketd exports. Starts a real etcd and two real ticketd processes: one on RocksDB with a
 sequence of every kind, a worker-ID pool and its Snowflake worker ID leased from etcd; one on
-storage.engine etcd (which serves no Snowflake or worker pools) for the HA series. Makes traffic
+storage.engine etcd for the HA series (a ticket and a gapless sequence). Makes traffic
 so that the labelled series exist (tickets, a block lease, a gapless reservation, Snowflake
 IDs, UUIDv7s, a worker lease, an error), scrapes both /metrics and compares against the union.
 The only name allowed from outside ticketd is Prometheus' own `up`."""
