@@ -59,11 +59,12 @@ void ServingGate::set_self(InstanceAddress self) {
   view_.self = std::move(self);
 }
 
-void ServingGate::follow(InstanceAddress leader) {
+void ServingGate::follow(InstanceAddress leader, std::int64_t leader_term) {
   std::lock_guard lock(mutex_);
   if (view_.role == Role::kDeposed) return;
   view_.role = Role::kFollower;
   view_.leader = std::move(leader);
+  view_.revision = leader_term;
 }
 
 void ServingGate::lead(std::int64_t revision, std::int64_t renewal_sent_ms) {

@@ -54,8 +54,9 @@ class ServingGate {
 
   /// This instance's advertised addresses (known once the listeners are bound).
   void set_self(InstanceAddress self);
-  /// Another instance leads (`leader` may be empty: unknown). Ignored once deposed.
-  void follow(InstanceAddress leader);
+  /// Another instance leads (`leader` may be empty: unknown), elected at `leader_term` (its
+  /// leader key's create revision; 0: not known), which the view reports. Ignored once deposed.
+  void follow(InstanceAddress leader, std::int64_t leader_term = 0);
   /// This instance won at `revision`; the lease was granted or renewed by a request sent at
   /// `renewal_sent_ms`. Ignored once deposed.
   void lead(std::int64_t revision, std::int64_t renewal_sent_ms);

@@ -71,7 +71,7 @@ std::optional<EtcdLeaderElection::Won> EtcdLeaderElection::campaign() {
       const std::int64_t sent = clock_.now_unix_ms();
       if (client_.keepalive(lease_id_)) return Won{kv.create_revision, sent};
     }
-    gate_.follow(decode_leader_value(kv.value));
+    gate_.follow(decode_leader_value(kv.value), kv.create_revision);
     observed_revision_ = current->header.revision;
     return std::nullopt;
   }
@@ -106,7 +106,7 @@ std::optional<EtcdLeaderElection::Won> EtcdLeaderElection::campaign() {
   const auto* range =
       r->responses.empty() ? nullptr : std::get_if<e::RangeResponse>(&r->responses[0]);
   if (range != nullptr && !range->kvs.empty()) {
-    gate_.follow(decode_leader_value(range->kvs.front().value));
+    gate_.follow(decode_leader_value(range->kvs.front().value), range->kvs.front().create_revision);
   }
   observed_revision_ = r->header.revision;
   return std::nullopt;
@@ -167,7 +167,7 @@ bool EtcdLeaderElection::follow() {
                   std::to_string(event.kv.mod_revision) + ": campaigning");
         return true;
       }
-      gate_.follow(decode_leader_value(event.kv.value));
+      gate_.follow(decode_leader_value(event.kv.value), event.kv.create_revision);
     }
   }
 }

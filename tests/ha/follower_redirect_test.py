@@ -119,6 +119,10 @@ class FollowerHttpTest(unittest.TestCase):
         self.assertEqual(raw(follower.http_port, "GET", "/readyz")[:2], (503, None))
         status, _, view = raw(follower.http_port, "GET", "/v1/cluster")
         self.assertEqual((status, view["role"]), (200, "follower"))
+        # The follower reports the leader's term (it used to say 0).
+        _, _, leader_view = raw(leader.http_port, "GET", "/v1/cluster")
+        self.assertGreater(leader_view["term"], 0)
+        self.assertEqual(view["term"], leader_view["term"])
         # MySQL: ERR 1290 naming the leader, as with refuse.
         conn = pymysql.connect(host="127.0.0.1", port=follower.mysql_port, user="ticket",
                                password="ticket", database="tickets", connect_timeout=5)

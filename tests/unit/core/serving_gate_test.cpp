@@ -37,6 +37,10 @@ TEST(ServingGate, FollowerNeverServesAndNamesTheLeader) {
   EXPECT_NE(gate.not_serving_error(true).message.find("leader is at 10.0.0.2:8080"),
             std::string::npos);
   EXPECT_EQ(gate.view().role, Role::kFollower);
+  EXPECT_EQ(gate.view().revision, 0);  // the leader's term not known yet
+  gate.follow({"10.0.0.2:3306", "10.0.0.2:8080"}, 42);
+  EXPECT_EQ(gate.view().revision, 42);  // reported as the cluster's term
+  EXPECT_FALSE(gate.serving());
 }
 
 TEST(ServingGate, LeaderStopsServingWhenTheLastRenewalIsOlderThanTtlMinusMargin) {
