@@ -189,9 +189,10 @@ class SeriesKey {
   SeriesKey(std::string_view a, std::string_view b) {
     const std::size_t n = a.size() + 1 + b.size();
     char* out = n <= sizeof(inline_) ? inline_ : (heap_.resize(n), heap_.data());
-    std::memcpy(out, a.data(), a.size());
+    // An empty view may have no data (memcpy from null is undefined even for 0 bytes).
+    if (!a.empty()) std::memcpy(out, a.data(), a.size());
     out[a.size()] = '\0';
-    std::memcpy(out + a.size() + 1, b.data(), b.size());
+    if (!b.empty()) std::memcpy(out + a.size() + 1, b.data(), b.size());
     view_ = std::string_view(out, n);
   }
   SeriesKey(const SeriesKey&) = delete;
