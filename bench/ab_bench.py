@@ -4,7 +4,6 @@ ports, and every workload runs on A then B, round after round (interleaved, so t
 noise falls on both alike), at 64 connections. One table: medians per binary and B/A.
 Usage: ab_bench.py BINARY_A BINARY_B [seconds per run] [rounds] — see bench/ab.sh."""
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -19,7 +18,6 @@ SECONDS = int(_args[2]) if len(_args) > 2 else 10
 ROUNDS = int(_args[3]) if len(_args) > 3 else 3
 CONNECTIONS = 64
 run_seconds = SECONDS  # 2 during the warm-up
-WRK_LUA = os.path.join(mb.ROOT, "bench", "wrk", "post_json.lua")
 
 
 def start(binary, work):
@@ -46,16 +44,10 @@ sequences:
 
 
 def wrk(port, path, body, ids_per_request):
-    r = subprocess.run(["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{run_seconds}s", "--latency", "-s",
-                        WRK_LUA, f"http://127.0.0.1:{port}", "--", path, body],
-                       capture_output=True, text=True)
-    m = re.search(r"^RESULT (.*)$", r.stdout, re.M)
-    if r.returncode != 0 or not m:
-        raise SystemExit("wrk failed: " + (r.stdout + r.stderr)[-300:])
-    v = {k: float(x) for k, x in (f.split("=") for f in m.group(1).split())}
-    if v["non2xx"] + v["socket_errors"]:
-        raise SystemExit(f"wrk: {v['non2xx']:.0f} non-2xx, {v['socket_errors']:.0f} socket errors")
-    return v["rps"] * ids_per_request
+    ids, _p99, note = mb.wrk(port, path, body, ids_per_request, run_seconds, CONNECTIONS)
+    if ids is None or note:
+        raise SystemExit(f"wrk {path}: {note}")
+    return ids
 
 
 def sysbench(port, mode):

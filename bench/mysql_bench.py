@@ -100,6 +100,24 @@ def sysbench(port, threads, mode, table):
     return float(tps.group(1)), float(p99.group(1)), int(errs.group(1)) if errs else 0
 
 
+WRK_LUA = os.path.join(ROOT, "bench", "wrk", "post_json.lua")
+
+
+def wrk(port, path, body, ids_per_request, seconds, connections=64, threads=2):
+    """wrk with bench/wrk/post_json.lua: (IDs/s, p99 ms, note); (None, None, why) on failure.
+    The note counts non-2xx answers and socket errors."""
+    r = subprocess.run(
+        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s",
+         WRK_LUA, f"http://127.0.0.1:{port}", "--", path, body], capture_output=True, text=True)
+    m = re.search(r"^RESULT (.*)$", r.stdout, re.M)
+    if r.returncode != 0 or not m:
+        return None, None, (r.stdout + r.stderr).strip()[-200:] or "wrk failed"
+    v = {k: float(x) for k, x in (f.split("=") for f in m.group(1).split())}
+    bad = v["non2xx"] + v["socket_errors"]
+    note = f"{bad:.0f} non-2xx/socket errors" if bad else ""
+    return v["rps"] * ids_per_request, v["p99_us"] / 1000, note
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:

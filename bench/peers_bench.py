@@ -30,7 +30,6 @@ ROUNDS = int(sys.argv[2])
 WORK = sys.argv[3]
 CONNECTIONS = 64
 FLICKR_P99_CONNECTIONS = 16
-WRK_LUA = os.path.join(mb.ROOT, "bench", "wrk", "post_json.lua")
 NEXT_PATH = "/v1/sequences/Tickets64/next"
 BLOCKS_PATH = "/v1/sequences/Tickets64/blocks"
 PG_BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1] if glob.glob(
@@ -199,16 +198,7 @@ def checked_settings(r_port, p_port, n_port, t_http):
 # --- load generators: each returns (IDs/s, p99 ms, note) -------------------------------------
 
 def wrk(port, path, body, ids_per_request, seconds, connections=CONNECTIONS):
-    r = subprocess.run(
-        ["wrk", f"-t{CLIENT_THREADS}", f"-c{connections}", f"-d{seconds}s", "--latency", "-s",
-         WRK_LUA, f"http://127.0.0.1:{port}", "--", path, body], capture_output=True, text=True)
-    m = re.search(r"^RESULT (.*)$", r.stdout, re.M)
-    if r.returncode != 0 or not m:
-        return None, None, (r.stdout + r.stderr).strip()[-200:] or "wrk failed"
-    v = {k: float(x) for k, x in (f.split("=") for f in m.group(1).split())}
-    bad = v["non2xx"] + v["socket_errors"]
-    note = f"{bad:.0f} non-2xx/socket errors" if bad else ""
-    return v["rps"] * ids_per_request, v["p99_us"] / 1000, note
+    return mb.wrk(port, path, body, ids_per_request, seconds, connections, CLIENT_THREADS)
 
 
 def durable_counters(http_port):

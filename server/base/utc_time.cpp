@@ -38,9 +38,6 @@ bool take_char(std::string_view text, std::size_t& pos, char c) {
   return true;
 }
 
-}  // namespace
-
-namespace {
 // Writes v as exactly `width` decimal digits (v < 10^width).
 char* put_digits(char* p, unsigned v, int width) {
   for (int i = width - 1; i >= 0; --i) {
@@ -49,6 +46,7 @@ char* put_digits(char* p, unsigned v, int width) {
   }
   return p + width;
 }
+
 }  // namespace
 
 std::string format_utc_ms(std::int64_t unix_ms) {

@@ -407,6 +407,15 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
+namespace {
+// Appends v in decimal.
+void append_decimal(std::string& out, std::uint64_t v) {
+  char digits[20];
+  const auto [end, ec] = std::to_chars(std::begin(digits), std::end(digits), v);
+  out.append(std::begin(digits), end);
+}
+}  // namespace
+
 std::string block_ids_text(std::string_view sequence, const Block& block) {
   constexpr std::string_view kHead = R"({"sequence":)";
   constexpr std::string_view kIds = R"(,"ids":[)";
@@ -418,11 +427,8 @@ std::string block_ids_text(std::string_view sequence, const Block& block) {
   out += kIds;
   for (std::uint64_t i = 0; i < block.count; ++i) {
     if (i != 0) out += ',';
-    char digits[20];
-    const auto [end, ec] =
-        std::to_chars(std::begin(digits), std::end(digits), block.first + i * block.step);
     out += '"';
-    out.append(std::begin(digits), end);
+    append_decimal(out, block.first + i * block.step);
     out += '"';
   }
   out += "]}";
@@ -432,23 +438,18 @@ std::string block_ids_text(std::string_view sequence, const Block& block) {
 std::string lease_text(const Lease& lease) {
   std::string out;
   out.reserve(160 + lease.lease_id.size() + lease.sequence.size() + lease.holder.size());
-  const auto number = [&out](std::uint64_t v) {
-    char digits[20];
-    const auto [end, ec] = std::to_chars(std::begin(digits), std::end(digits), v);
-    out.append(std::begin(digits), end);
-  };
   out += R"({"lease_id":)";
   append_json_string(out, lease.lease_id);
   out += R"(,"sequence":)";
   append_json_string(out, lease.sequence);
   out += R"(,"first":")";
-  number(lease.block.first);
+  append_decimal(out, lease.block.first);
   out += R"(","last":")";
-  number(lease.block.last());
+  append_decimal(out, lease.block.last());
   out += R"(","step":)";
-  number(lease.block.step);
+  append_decimal(out, lease.block.step);
   out += R"(,"count":)";
-  number(lease.block.count);
+  append_decimal(out, lease.block.count);
   out += R"(,"holder":)";
   append_json_string(out, lease.holder);
   out += R"(,"granted_at":)";
