@@ -23,19 +23,7 @@ run_seconds = SECONDS  # 2 during the warm-up
 def start(binary, work):
     port, http_port = mb.free_port(), mb.free_port()
     cfg = os.path.join(work, "ticketd.yaml")
-    with open(cfg, "w") as f:
-        f.write(f"""data_dir: {work}/data
-log_level: warn
-mysql:
-  listen: 127.0.0.1:{port}
-  users:
-    - {{ name: bench, password: bench }}
-http:
-  listen: 127.0.0.1:{http_port}
-sequences:
-  - {{ name: Tickets64, kind: ticket }}
-""")
-    os.chmod(cfg, 0o600)
+    mb.write_bench_config(cfg, f"{work}/data", port, http_port)
     proc = subprocess.Popen([binary, "--config", cfg], stdout=subprocess.DEVNULL,
                             stderr=open(os.path.join(work, "ticketd.log"), "w"))
     mb.wait_port(port, proc)

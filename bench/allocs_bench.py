@@ -26,19 +26,8 @@ class Server:
         self.count_file = os.path.join(work, "allocs")
         self.port, self.http_port = mb.free_port(), mb.free_port()
         cfg = os.path.join(work, "ticketd.yaml")
-        with open(cfg, "w") as f:
-            f.write(f"""data_dir: {work}/ticketd
-log_level: warn
-threads: {threads}
-mysql:
-  listen: 127.0.0.1:{self.port}
-  users:
-    - {{ name: bench, password: bench }}
-http:
-  listen: 127.0.0.1:{self.http_port}
-sequences:
-  - {{ name: Tickets64, kind: ticket, cache: 1000000 }}
-""")
+        mb.write_bench_config(cfg, f"{work}/ticketd", self.port, self.http_port, threads=threads,
+                              cache=1000000)
         env = dict(os.environ, LD_PRELOAD=PRELOAD, ALLOC_COUNTER_FILE=self.count_file)
         self.proc = subprocess.Popen([os.path.join(ROOT, "build", "ticketd"), "--config", cfg],
                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

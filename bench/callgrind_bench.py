@@ -57,20 +57,7 @@ def measure(work, front, what):
     data = os.path.join(work, "data")
     shutil.rmtree(data, ignore_errors=True)
     cfg = os.path.join(work, "ticketd.yaml")
-    with open(cfg, "w") as f:
-        f.write(f"""data_dir: {data}
-log_level: warn
-threads: 1
-mysql:
-  listen: 127.0.0.1:{port}
-  users:
-    - {{ name: bench, password: bench }}
-http:
-  listen: 127.0.0.1:{http_port}
-sequences:
-  - {{ name: Tickets64, kind: ticket, cache: 1000000 }}
-""")
-    os.chmod(cfg, 0o600)
+    mb.write_bench_config(cfg, data, port, http_port, threads=1, cache=1000000)
     out = os.path.join(work, "callgrind.out")
     proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--instr-atstart=no",
                              f"--callgrind-out-file={out}", BINARY, "--config", cfg],

@@ -103,6 +103,25 @@ def sysbench(port, threads, mode, table):
 WRK_LUA = os.path.join(ROOT, "bench", "wrk", "post_json.lua")
 
 
+def write_bench_config(path, data_dir, port, http_port, threads=None, cache=None):
+    """The benchmarks' ticketd config: loopback listeners, user bench/bench, one ticket sequence
+    Tickets64 (`cache` values per synced write when given), log_level warn, mode 0600."""
+    with open(path, "w") as f:
+        f.write(f"data_dir: {data_dir}\nlog_level: warn\n")
+        if threads is not None:
+            f.write(f"threads: {threads}\n")
+        f.write(f"""mysql:
+  listen: 127.0.0.1:{port}
+  users:
+    - {{ name: bench, password: bench }}
+http:
+  listen: 127.0.0.1:{http_port}
+sequences:
+  - {{ name: Tickets64, kind: ticket{'' if cache is None else f', cache: {cache}'} }}
+""")
+    os.chmod(path, 0o600)
+
+
 def wrk(port, path, body, ids_per_request, seconds, connections=64, threads=2):
     """wrk with bench/wrk/post_json.lua: (IDs/s, p99 ms, note); (None, None, why) on failure.
     The note counts non-2xx answers and socket errors."""

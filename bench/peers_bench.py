@@ -52,18 +52,7 @@ def log(name):
 def start_ticketd():
     port, http_port = mb.free_port(), mb.free_port()
     cfg = os.path.join(WORK, "ticketd.yaml")
-    with open(cfg, "w") as f:
-        f.write(f"""data_dir: {WORK}/ticketd
-log_level: warn
-mysql:
-  listen: 127.0.0.1:{port}
-  users:
-    - {{ name: bench, password: bench }}
-http:
-  listen: 127.0.0.1:{http_port}
-sequences:
-  - {{ name: Tickets64, kind: ticket }}
-""")
+    mb.write_bench_config(cfg, f"{WORK}/ticketd", port, http_port)
     proc = remember(subprocess.Popen([os.path.join(mb.ROOT, "build", "ticketd"), "--config", cfg],
                                      stdout=log("ticketd"), stderr=subprocess.STDOUT))
     mb.wait_port(port, proc)
