@@ -3,7 +3,9 @@
 For each hot path, starts the binary under valgrind with one I/O thread, sends a warm-up on one
 connection, turns instrumentation on (callgrind_control -i on), sends N requests, turns it off,
 and divides the instructions counted by N. Only ticketd is counted, not the client.
-Usage: callgrind_bench.py [requests (default 5000)] [binary (default build/ticketd)]"""
+Usage: callgrind_bench.py [requests (default 5000)] [binary (default build/ticketd)]
+With CALLGRIND_KEEP=DIR, each workload's callgrind output is kept there (callgrind.<n>.out) for
+callgrind_annotate --inclusive=yes."""
 import http.client
 import os
 import re
@@ -52,7 +54,7 @@ WORKLOADS = [
 ]
 
 
-def measure(work, front, what):
+def measure(work, label, front, what):
     port, http_port = mb.free_port(), mb.free_port()
     data = os.path.join(work, "data")
     shutil.rmtree(data, ignore_errors=True)
@@ -82,6 +84,10 @@ def measure(work, front, what):
     finally:
         proc.terminate()
         proc.wait()
+    keep = os.environ.get("CALLGRIND_KEEP")
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        shutil.copy(out, os.path.join(keep, f"callgrind.{WORKLOADS.index((label, front, what))}.out"))
     summary = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True).stdout
     m = re.search(r"^\s*([\d,]+) \S*\s*PROGRAM TOTALS", summary, re.M)
     if not m:
@@ -94,7 +100,7 @@ def main():
         print(f"instructions per request in {BINARY} (callgrind, one connection, one I/O thread, "
               f"{REQUESTS} requests after {WARM_UP})")
         for label, front, what in WORKLOADS:
-            print(f"  {label:52} {measure(work, front, what):10,.0f}", flush=True)
+            print(f"  {label:52} {measure(work, label, front, what):10,.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -24,10 +24,9 @@ void get_readyz(const Reply& reply, const RouteRequest&) {
 }
 
 void get_metrics(const Reply& reply, const RouteRequest&) {
-  Response res{status::ok, 11};
-  res.set(field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+  Response res{status::ok};
+  res.preset("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n");
   res.body() = reply.deps().metrics.serialize();
-  res.prepare_payload();
   reply.send(std::move(res));
 }
 

@@ -1,4 +1,4 @@
-// Where the header fields of HTTP requests and responses get their memory.
+// Where the header fields of HTTP requests get their memory.
 #pragma once
 
 #include <cstddef>
@@ -9,11 +9,11 @@
 
 namespace ticketd::http {
 
-/// The allocator of Request and Response header fields. With a pool (a session's) every
-/// field of a request and of its response comes from there and goes back there, so a
-/// kept-alive connection stops allocating for headers after its first requests; without one
-/// (a message built by a test or outside a session) it is plain operator new. Unlike
-/// std::pmr::polymorphic_allocator it moves with its fields (a response moved into a
+/// The allocator of Request header fields. With a pool (a session's) every field of a request
+/// comes from there and goes back there, so a kept-alive connection stops allocating for
+/// headers after its first requests; without one (a request built by a test or outside a
+/// session) it is plain operator new. Unlike
+/// std::pmr::polymorphic_allocator it moves with its fields (a request moved into a
 /// default-constructed one keeps the session's pool instead of copying every field to the
 /// heap); a copy goes to the heap. The pool is not thread safe: a session uses it from its strand
 /// only, and every message that holds memory from it ends before the session does.
@@ -59,8 +59,8 @@ class FieldsAllocator {
 
 /// A session's pool for FieldsAllocator: a std::pmr::unsynchronized_pool_resource that lives
 /// until its owner (the session) is gone and every block it handed out has come back. A
-/// response kept by a PendingResult or a queued handler that outlives the session (an
-/// io_context torn down mid-request) then still frees into a live pool. Created with
+/// request kept by a queued handler that outlives the session (an io_context torn down
+/// mid-request) then still frees into a live pool. Created with
 /// make_owned(); not thread safe, like the pool inside it (one session's strand).
 class FieldsPool final : public std::pmr::memory_resource {
  public:

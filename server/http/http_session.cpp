@@ -13,12 +13,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/write.hpp>
-#include <charconv>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,41 +43,12 @@ constexpr std::size_t kReadChunk = 4096;
 constexpr std::size_t kLingerBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTimeout{1000};
 
-// One contiguous buffer per response: cheaper than Beast's generic serializer, which walks a
-// concatenated buffer view piece by piece (it dominated a profile of the single-ticket route).
-// `out` is the connection's, reused: after the first responses it no longer allocates.
-void serialize(Response& res, std::string& out) {
-  // Content-Length from the body, unless the response already says it: Reply and the
-  // session's own answers set it last, once the body is final.
-  if (!res.has_content_length()) res.prepare_payload();
-  out.clear();
-  out.reserve(160 + res.body().size());
-  out += "HTTP/1.1 ";
-  char status[4];
-  const auto [status_end, status_ec] =
-      std::to_chars(std::begin(status), std::end(status), res.result_int());
-  out.append(std::begin(status), status_end);
-  out += ' ';
-  out += res.reason();
-  out += "\r\n";
-  for (const auto& field : res) {
-    out += field.name_string();
-    out += ": ";
-    out += field.value();
-    out += "\r\n";
-  }
-  out += "\r\n";
-  out += res.body();
-}
-
 Response error_response(HttpErrc code, std::string_view message) {
   const auto m = map_error(code);
-  Response res{m.status, 11};
-  res.set(bhttp::field::server, "ticketd");
-  res.set(bhttp::field::content_type, "application/json");
+  Response res{m.status};
+  res.preset("Content-Type: application/json\r\n");
   res.body() = error_body(m.code, message);
   res.keep_alive(false);
-  res.prepare_payload();
   return res;
 }
 
@@ -181,13 +148,10 @@ std::optional<std::string> transfer_encoding_problem(const Fields& header) {
 }
 
 Response too_many_connections() {
-  Response res{bhttp::status::service_unavailable, 11};
-  res.set(bhttp::field::server, "ticketd");
-  res.set(bhttp::field::content_type, "application/json");
-  res.set(bhttp::field::retry_after, "1");
+  Response res{bhttp::status::service_unavailable};
+  res.preset("Content-Type: application/json\r\nRetry-After: 1\r\n");
   res.body() = error_body("too_many_connections", "too many open HTTP connections");
   res.keep_alive(false);
-  res.prepare_payload();
   return res;
 }
 
@@ -233,8 +197,8 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
   std::string wire;
   std::string method;
   std::string target;
-  // Every request's and response's header fields come from here and go back here (a pool:
-  // the blocks a request frees serve the next one). It outlives the session while any block
+  // Every request's header fields come from here and go back here (a pool: the blocks a
+  // request frees serve the next one). It outlives the session while any block
   // is out (a response a torn-down io_context still holds).
   const FieldsPool::Owner fields_pool = FieldsPool::make_owned();
   const FieldsAllocator<char> fields_allocator(fields_pool.get());
@@ -274,8 +238,8 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
     if (!ec && !refusal && !parser.is_done() &&
         beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
       // curl and others wait for this before sending a large body.
-      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, 11};
-      auto [cec, cn] = co_await bhttp::async_write(io, cont, use_nothrow);
+      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      auto [cec, cn] = co_await asio::async_write(io, asio::buffer(kContinue), use_nothrow);
       ec = cec;
     }
     if (!ec && !refusal && !parser.is_done()) {
@@ -294,9 +258,9 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
     if (refusal) {
       const auto& answer = refusal;
       deps.metrics.error("http", map_error(answer->first).code);
-      auto res = error_response(answer->first, answer->second);
+      error_response(answer->first, answer->second).serialize(wire);
       tcp.expires_after(o.read_timeout);
-      auto [wec, wn] = co_await bhttp::async_write(io, res, use_nothrow);
+      auto [wec, wn] = co_await asio::async_write(io, asio::buffer(wire), use_nothrow);
       if (!wec) co_await linger_and_close(tcp);
       break;
     }
@@ -347,7 +311,7 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
     }
     if (deps.sessions.stopping()) res.keep_alive(false);
     tcp.expires_after(o.read_timeout);
-    serialize(res, wire);
+    res.serialize(wire);
     auto [wec, wn] = co_await asio::async_write(io, asio::buffer(wire), use_nothrow);
     if (wec) {
       log::debug("http session ended while writing: " + wec.message(), {{"client", peer}});
@@ -390,10 +354,9 @@ asio::awaitable<void> run_http_session(net::tcp::socket socket, HttpDeps& deps) 
   if (deps.sessions.count() > o.max_connections) {
     // Answered without reading anything, so the descriptor is free again at once.
     deps.metrics.error("http", "too_many_connections");
-    auto res = too_many_connections();
     stream->expires_after(std::chrono::seconds(1));
     std::string wire;
-    serialize(res, wire);
+    too_many_connections().serialize(wire);
     co_await asio::async_write(*stream, asio::buffer(wire), use_nothrow);
     beast::error_code ignored;
     stream->socket().shutdown(net::tcp::socket::shutdown_send, ignored);

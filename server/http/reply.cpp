@@ -2,7 +2,6 @@
 
 #include <boost/beast/http/field.hpp>
 #include <boost/json/serialize.hpp>
-#include <tuple>
 #include <utility>
 
 #include "server/core/ticket_errc.h"
@@ -17,33 +16,26 @@ namespace {
 using beast::http::field;
 using beast::http::status;
 
-constexpr std::string_view kJson = "application/json";
+// The fields of every JSON answer, as wire text (Response::preset).
+constexpr std::string_view kJsonFields =
+    "Content-Type: application/json\r\nCache-Control: no-store\r\n";
 
 }  // namespace
 
 Reply::Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done,
              std::shared_ptr<net::Handoff> handoff)
     : deps_(&deps),
-      pool_(req.get_allocator().pool()),
       version_(req.version()),
       keep_alive_(req.keep_alive()),
       start_(Clock::now()),
       done_(std::move(done)),
       handoff_(std::move(handoff)) {}
 
-Response Reply::response(status st) const {
-  Response res{std::piecewise_construct, std::make_tuple(),
-               std::make_tuple(FieldsAllocator<char>(pool_))};
-  res.result(st);
-  res.version(version_);
-  return res;
-}
+Response Reply::response(status st) const { return Response{st, version_}; }
 
 void Reply::send(Response res) const {
   res.version(version_);
   res.keep_alive(keep_alive_);
-  res.set(field::server, "ticketd");
-  if (!res.has_content_length() && res.result() != status::no_content) res.prepare_payload();
   const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   deps_->metrics.request_latency(kHttpFrontend, route_, seconds);
   done_(std::move(res));
@@ -55,16 +47,14 @@ void Reply::json(status st, const boost::json::value& body) const {
 
 void Reply::json_text(status st, std::string body) const {
   Response res = response(st);
-  res.set(field::content_type, kJson);
-  res.set(field::cache_control, "no-store");
+  res.preset(kJsonFields);
   res.body() = std::move(body);
-  res.prepare_payload();
   send(std::move(res));
 }
 
 void Reply::no_content() const {
   Response res = response(status::no_content);
-  res.set(field::cache_control, "no-store");
+  res.preset("Cache-Control: no-store\r\n");
   send(std::move(res));
 }
 
@@ -82,8 +72,7 @@ Response Reply::error_response(const Error& e, std::string_view allow) const {
   const auto m = map_error(e.code);
   deps_->metrics.error(kHttpFrontend, m.code);
   Response res = response(m.status);
-  res.set(field::content_type, kJson);
-  res.set(field::cache_control, "no-store");
+  res.preset(kJsonFields);
   if (!allow.empty()) res.set(field::allow, allow);
   if (m.status == status::unauthorized) {
     res.set(field::www_authenticate, "Bearer realm=\"ticketd\"");
@@ -101,7 +90,6 @@ Response Reply::error_response(const Error& e, std::string_view allow) const {
   } else {
     res.body() = error_body(m.code, message);
   }
-  res.prepare_payload();
   return res;
 }
 

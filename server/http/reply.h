@@ -6,7 +6,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <memory_resource>
 #include <string>
 #include <string_view>
 
@@ -39,7 +38,8 @@ class Reply {
     return handoff_->resume<T>(std::move(then));
   }
 
-  /// Sends `res` with the request's version and keep-alive, and the Server header.
+  /// Sends `res` with the request's version and keep-alive (Response::serialize adds Server
+  /// and Content-Length).
   void send(Response res) const;
   void json(boost::beast::http::status st, const boost::json::value& body) const;
   /// As json(), with the body already written as JSON text.
@@ -56,13 +56,12 @@ class Reply {
  private:
   using Clock = std::chrono::steady_clock;
 
-  // A response with the request's version whose fields use the request's pool.
+  // A response with the request's version.
   [[nodiscard]] Response response(boost::beast::http::status st) const;
   // The error's answer (error_mapping's row, its headers and JSON body), counted in metrics.
   [[nodiscard]] Response error_response(const Error& e, std::string_view allow) const;
 
   const HttpDeps* deps_;
-  std::pmr::memory_resource* pool_;  // the session's, for the response's fields; null: heap
   unsigned version_;
   bool keep_alive_;
   Clock::time_point start_;

@@ -23,6 +23,7 @@
 #include "server/core/worker_pool_service.h"
 #include "server/http/auth.h"
 #include "server/http/fields_allocator.h"
+#include "server/http/response.h"
 #include "server/metrics/metrics.h"
 #include "server/net/handoff.h"
 #include "server/net/session_registry.h"
@@ -35,10 +36,9 @@ namespace ticketd::http {
 
 namespace beast = boost::beast;
 
-/// Header fields whose memory comes from the session's pool (FieldsAllocator).
+/// A request's header fields, whose memory comes from the session's pool (FieldsAllocator).
 using Fields = beast::http::basic_fields<FieldsAllocator<char>>;
 using Request = beast::http::request<beast::http::string_body, Fields>;
-using Response = beast::http::response<beast::http::string_body, Fields>;
 
 /// Settings of the HTTP front end (from the `http:` section of the config).
 struct HttpOptions {

@@ -60,7 +60,7 @@ void serve(const Reply& reply, const RouteRequest& in, std::string_view name) {
     if (!type) break;
     const std::string& etag = etags()[i];
     const bool fresh = in.http[field::if_none_match] == etag;
-    Response res{fresh ? status::not_modified : status::ok, 11};  // send() sets the version
+    Response res{fresh ? status::not_modified : status::ok};  // send() sets the version
     res.set(field::content_type, *type);
     res.set(field::etag, etag);
     // Revalidated on every load: a new binary's page is never mixed with an old script.
@@ -69,7 +69,6 @@ void serve(const Reply& reply, const RouteRequest& in, std::string_view name) {
     res.set("X-Content-Type-Options", "nosniff");
     res.set("Referrer-Policy", "no-referrer");
     if (!fresh) res.body().assign(files[i].bytes);
-    res.prepare_payload();
     return reply.send(std::move(res));
   }
   reply.fail(HttpErrc::kNoRoute, "no file '" + std::string(name) + "' in the status page");
