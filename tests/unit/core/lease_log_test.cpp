@@ -88,6 +88,7 @@ TEST(LeaseLog, ABlockPastTheCeilingIsOneCommitWithItsRecord) {
   auto next = e.lease(1000);
   ASSERT_TRUE(next);
   EXPECT_EQ(next->block.first, 101u);
+  EXPECT_EQ(next->lease_id, "00000000000000000101");  // 20 digits: key order is grant order
   EXPECT_EQ(e.store.commit_count(), before + 2);
   EXPECT_GE(e.ceiling(), 1100u);
 }

@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory_resource>
 #include <optional>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "server/http/routes.h"
 #include "tests/unit/http/http_fixture.h"
@@ -100,6 +103,50 @@ TEST(FieldsAllocator, APoolLivesUntilItsOwnerAndEveryBlockAreGone) {
   late->set(field::content_type, "application/json");  // the pool still serves
   late.reset();  // the last block back: the pool is deleted (ASan checks)
   { const FieldsPool::Owner unused = FieldsPool::make_owned(); }
+}
+
+// Once every block is back, the next request's fields start at the front of the arena again.
+TEST(FieldsPool, RewindsOnlyWhenEveryBlockIsBack) {
+  const FieldsPool::Owner owner = FieldsPool::make_owned();
+  std::pmr::memory_resource& pool = *owner;
+  void* a = pool.allocate(100, 8);
+  void* b = pool.allocate(200, 8);
+  EXPECT_NE(a, b);
+  pool.deallocate(a, 100, 8);
+  void* c = pool.allocate(100, 8);  // b is still out: no rewind, a fresh block
+  EXPECT_NE(c, a);
+  EXPECT_NE(c, b);
+  pool.deallocate(b, 200, 8);
+  pool.deallocate(c, 100, 8);
+  void* d = pool.allocate(100, 8);
+  EXPECT_EQ(d, a);
+  pool.deallocate(d, 100, 8);
+}
+
+// A header larger than the arena, or blocks past its end, come from the heap and go back
+// there (ASan checks the frees), and the arena serves again afterwards.
+TEST(FieldsPool, BlocksPastTheArenaComeFromTheHeap) {
+  const FieldsPool::Owner owner = FieldsPool::make_owned();
+  std::pmr::memory_resource& pool = *owner;
+  void* first = pool.allocate(64, 8);
+  std::vector<void*> blocks;
+  for (int i = 0; i < 100; ++i) {
+    void* p = pool.allocate(100, 8);
+    std::memset(p, i, 100);
+    blocks.push_back(p);
+  }
+  void* big = pool.allocate(FieldsPool::kArenaBytes + 1, 16);
+  std::memset(big, 0xab, FieldsPool::kArenaBytes + 1);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(big) % 16, 0U);
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(static_cast<unsigned char*>(blocks[i])[99], i);  // no two blocks overlap
+    pool.deallocate(blocks[i], 100, 8);
+  }
+  pool.deallocate(big, FieldsPool::kArenaBytes + 1, 16);
+  pool.deallocate(first, 64, 8);
+  void* again = pool.allocate(64, 8);
+  EXPECT_EQ(again, first);
+  pool.deallocate(again, 64, 8);
 }
 
 // A pooled request is answered, and every block it took is back once both are gone (the
