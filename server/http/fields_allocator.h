@@ -103,8 +103,8 @@ class FieldsPool final : public std::pmr::memory_resource {
     ++outstanding_;
     return p;
   }
-  void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
-    if (!in_arena(p)) ::operator delete(p, bytes, std::align_val_t(align));
+  void do_deallocate(void* p, std::size_t /*bytes*/, std::size_t align) override {
+    if (!in_arena(p)) ::operator delete(p, std::align_val_t(align));
     if (--outstanding_ == 0) {
       used_ = 0;  // everything is back: the next request starts at the front
       if (!owned_) delete this;
