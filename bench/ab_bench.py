@@ -2,7 +2,8 @@
 """A/B of two ticketd binaries on the hot paths: each binary serves on its own data dir and
 ports, and every workload runs on A then B, round after round (interleaved, so the machine's
 noise falls on both alike), at 64 connections. One table: medians per binary and B/A.
-Usage: ab_bench.py BINARY_A BINARY_B [seconds per run] [rounds] — see bench/ab.sh."""
+Usage: ab_bench.py BINARY_A BINARY_B [seconds per run] [rounds] — see bench/ab.sh.
+AB_ONLY=TEXT runs only the workloads whose name contains TEXT (case-insensitive)."""
 import os
 import statistics
 import subprocess
@@ -54,12 +55,16 @@ WORKLOADS = [
     ("HTTP blocks of 1,000 (M IDs/s)",
      lambda s: wrk(s[2], "/v1/sequences/Tickets64/blocks", '{"size":1000}', 1000) / 1e6),
 ]
+if os.environ.get("AB_ONLY"):
+    WORKLOADS = [w for w in WORKLOADS if os.environ["AB_ONLY"].lower() in w[0].lower()]
 
 
 def main():
     global run_seconds
     if len(BINARIES) != 2:
         raise SystemExit(__doc__)
+    if not WORKLOADS:
+        raise SystemExit(f"AB_ONLY={os.environ['AB_ONLY']!r} matches no workload")
     with tempfile.TemporaryDirectory(prefix="ticketd-ab.") as work:
         servers = []
         try:
