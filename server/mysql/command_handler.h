@@ -19,7 +19,7 @@ namespace ticketd::mysql {
 /// until it has run. Thread safety: implementations serve every connection concurrently.
 class CommandHandler {
  public:
-  using Done = std::function<void(QueryResult)>;
+  using Done = std::function<void(QueryResult&&)>;
 
   virtual ~CommandHandler() = default;
 

@@ -50,7 +50,7 @@ void QueryExecutor::run_statement(SessionState& session, const sql::Statement& s
     // is wall time in milliseconds, too coarse for a cached ticket.
     session.timed = {std::move(done), sql::statement_kind_name(statement),
                      std::chrono::steady_clock::now()};
-    done = [hook = &engine_.hooks.on_statement, s = &session](QueryResult r) {
+    done = [hook = &engine_.hooks.on_statement, s = &session](QueryResult&& r) {
       auto& t = s->timed;
       (*hook)(t.kind,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t.start).count());

@@ -206,7 +206,7 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
     }
   }
 
-  void finish(QueryResult r) { call.done(std::move(r)); }
+  void finish(QueryResult&& r) { call.done(std::move(r)); }
 };
 
 }  // namespace

@@ -386,7 +386,7 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
       auto init = decode_com_init_db(as_bytes(payload));
       if (!init) return done(error_output(kErParse, "42000", "malformed COM_INIT_DB", false));
       sql::Use use{init->schema};
-      call(sql::Statement{use}, [this, done](QueryResult r) {
+      call(sql::Statement{use}, [this, done](QueryResult&& r) {
         Output o;
         append_result(o.bytes, r, false, 0);
         done(std::move(o));
@@ -552,7 +552,7 @@ void ServerConnection::run_queries() {
   QueryRun& run = run_;
   for (;;) {
     run.phase.store(0);
-    call(std::string_view(run.statements[run.index]), [this](QueryResult r) {
+    call(std::string_view(run.statements[run.index]), [this](QueryResult&& r) {
       QueryRun& run = run_;
       const bool last = run.index + 1 == run.statements.size();
       const bool failed = std::holds_alternative<ErrResult>(r);
@@ -589,7 +589,7 @@ void ServerConnection::field_list(std::string_view payload, const Done& done) {
   if (!f) return done(error_output(kErParse, "42000", "malformed COM_FIELD_LIST", false));
   sql::ShowColumns show;
   show.table.name = f->table;
-  call(sql::Statement{show}, [this, done, table = f->table](QueryResult r) {
+  call(sql::Statement{show}, [this, done, table = f->table](QueryResult&& r) {
     Output o;
     if (std::holds_alternative<ErrResult>(r)) {
       append_result(o.bytes, r, false, 0);
@@ -653,7 +653,7 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
   if (const auto* u = std::get_if<sql::Unrecognized>(&probe)) {
     refund();
     Output o;
-    call(probe, [this, &o](QueryResult r) { append_result(o.bytes, r, false, 0); });
+    call(probe, [this, &o](QueryResult&& r) { append_result(o.bytes, r, false, 0); });
     (void)u;
     return done(std::move(o));
   }

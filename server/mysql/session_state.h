@@ -102,7 +102,7 @@ struct SessionState {
   // The running statement's completion while the executor times it (one statement at a time),
   // kept here so the timing wrapper captures two pointers and allocates nothing.
   struct TimedStatement {
-    std::function<void(QueryResult)> done;
+    std::function<void(QueryResult&&)> done;
     std::string_view kind;
     std::chrono::steady_clock::time_point start;
   } timed;

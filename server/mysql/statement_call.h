@@ -57,7 +57,7 @@ struct ExecutorEngine {
   }
 };
 
-using ExecutorDone = std::function<void(QueryResult)>;
+using ExecutorDone = std::function<void(QueryResult&&)>;
 
 /// One statement being executed: `done` must run exactly once, on the session's strand (inline,
 /// or from an engine callback wrapped by resume()); `session` must not be touched after it ran.
