@@ -88,10 +88,6 @@ constexpr Route kRoutes[] = {
      post_worker_keepalive},
 };
 
-bool is_placeholder(std::string_view segment) {
-  return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
-}
-
 }  // namespace
 
 std::vector<verb> MethodSet::members() const {
@@ -112,31 +108,22 @@ const std::string& PathParams::get(std::string_view placeholder) const {
 
 std::span<const Route> route_table() { return kRoutes; }
 
-bool match_pattern(std::string_view pattern, std::span<const std::string_view> segments,
+bool match_pattern(const PatternSegments& pattern, std::span<const std::string_view> segments,
                    PathParams* params) {
-  pattern.remove_prefix(1);  // every pattern starts with '/'
   // First the shape, without decoding anything: most rows a request is tried against fail.
-  std::size_t count = 0;
-  for (std::string_view rest = pattern;; ++count) {
-    const auto slash = rest.find('/');
-    const auto expected = rest.substr(0, slash);
-    if (count == segments.size()) return false;
-    const auto segment = segments[count];
-    if (is_placeholder(expected) ? segment.empty() : segment != expected) return false;
-    if (slash == std::string_view::npos) break;
-    rest.remove_prefix(slash + 1);
+  if (pattern.count != segments.size()) return false;
+  for (std::size_t i = 0; i < pattern.count; ++i) {
+    if (pattern.placeholder[i] ? segments[i].empty() : segments[i] != pattern.segment[i]) {
+      return false;
+    }
   }
-  if (count + 1 != segments.size()) return false;
   if (params == nullptr) return true;
   PathParams found;
-  for (std::size_t i = 0;; ++i) {
-    const auto slash = pattern.find('/');
-    const auto expected = pattern.substr(0, slash);
-    if (is_placeholder(expected)) {
-      found.add(expected.substr(1, expected.size() - 2), decode_segment(segments[i]));
+  for (std::size_t i = 0; i < pattern.count; ++i) {
+    if (pattern.placeholder[i]) {
+      const auto name = pattern.segment[i];
+      found.add(name.substr(1, name.size() - 2), decode_segment(segments[i]));
     }
-    if (slash == std::string_view::npos) break;
-    pattern.remove_prefix(slash + 1);
   }
   *params = std::move(found);
   return true;
@@ -148,12 +135,9 @@ RouteMatch match_route(std::span<const Route> table, verb method, const RequestT
   std::vector<verb> allowed;
   for (const auto& row : table) {
     // The placeholders are decoded only for the row that answers.
-    if (row.segment_count != target.segments.size() ||
-        !match_pattern(row.pattern, target.segments, nullptr)) {
-      continue;
-    }
+    if (!match_pattern(row.parts, target.segments, nullptr)) continue;
     if (m.path_route == nullptr) m.path_route = &row;
-    if (row.methods.contains(method) && match_pattern(row.pattern, target.segments, &m.params)) {
+    if (row.methods.contains(method) && match_pattern(row.parts, target.segments, &m.params)) {
       m.route = &row;
       return m;
     }

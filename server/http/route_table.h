@@ -3,12 +3,14 @@
 // read this table; adding a route is one row plus its handler.
 #pragma once
 
+#include <array>
 #include <boost/beast/http/verb.hpp>
 #include <boost/container/small_vector.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -78,11 +80,31 @@ struct QueryRule {
 inline constexpr QueryRule kNoQuery{};
 inline constexpr QueryRule kAnyQuery{{}, true};
 
-/// The number of '/'-separated segments of a path pattern ("/v1/sequences/{name}" has 3).
-constexpr std::size_t count_segments(std::string_view pattern) {
-  std::size_t n = 0;
-  for (const char c : pattern) n += c == '/' ? 1 : 0;
-  return n;
+/// A path pattern split into its '/'-separated segments once, when its row is made, so the
+/// router compares segments instead of searching the pattern for '/' on every request
+/// ("/v1/sequences/{name}" has 3, the last a placeholder).
+struct PatternSegments {
+  static constexpr std::size_t kMax = 8;
+  std::array<std::string_view, kMax> segment{};
+  std::array<bool, kMax> placeholder{};
+  std::size_t count = 0;
+};
+
+/// Splits a pattern that starts with '/'. The route table is constexpr, so a pattern of more
+/// than PatternSegments::kMax segments does not compile.
+constexpr PatternSegments split_pattern(std::string_view pattern) {
+  PatternSegments p;
+  pattern.remove_prefix(1);
+  for (;;) {
+    const auto slash = pattern.find('/');
+    const auto part = pattern.substr(0, slash);
+    if (p.count == PatternSegments::kMax) throw std::length_error("route pattern too long");
+    p.segment[p.count] = part;
+    p.placeholder[p.count] = part.size() > 2 && part.front() == '{' && part.back() == '}';
+    ++p.count;
+    if (slash == std::string_view::npos) return p;
+    pattern.remove_prefix(slash + 1);
+  }
 }
 
 /// One route. `pattern` is a path whose `{name}` segments match any non-empty segment (the
@@ -96,8 +118,8 @@ struct Route {
   Handler handler;
   Access access = Access::kToken;
   QueryRule query = kNoQuery;
-  /// Computed from `pattern`: the router skips rows of another length without reading them.
-  std::size_t segment_count = count_segments(pattern);
+  /// Computed from `pattern`.
+  PatternSegments parts = split_pattern(pattern);
 };
 
 /// Every route of the API, in the order its Allow headers list the methods. A constant table:
@@ -116,8 +138,13 @@ struct RouteMatch {
 
 /// True when `pattern` matches the encoded `segments`; fills `params` with the decoded
 /// placeholders.
-[[nodiscard]] bool match_pattern(std::string_view pattern,
+[[nodiscard]] bool match_pattern(const PatternSegments& pattern,
                                  std::span<const std::string_view> segments, PathParams* params);
+[[nodiscard]] inline bool match_pattern(std::string_view pattern,
+                                        std::span<const std::string_view> segments,
+                                        PathParams* params) {
+  return match_pattern(split_pattern(pattern), segments, params);
+}
 
 /// Looks a request up in `table` (route_table() in production, another in tests).
 [[nodiscard]] RouteMatch match_route(std::span<const Route> table, beast::http::verb method,

@@ -157,11 +157,14 @@ TEST(RouteTable, AMethodNotInTheRowsIs405WithAllowBuiltFromTheTable) {
   ASSERT_EQ(e.call(make_request(verb::get, "/nowhere")).result(), status::not_found);
 }
 
-static_assert(count_segments("/healthz") == 1);
-static_assert(count_segments("/v1/sequences/{name}/next") == 4);
+static_assert(split_pattern("/healthz").count == 1);
+static_assert(split_pattern("/v1/sequences/{name}/next").count == 4);
+static_assert(split_pattern("/v1/sequences/{name}/next").placeholder[2]);
+static_assert(!split_pattern("/v1/sequences/{}/next").placeholder[2]);  // "{}" names nothing
+static_assert(split_pattern("/").count == 1 && split_pattern("/").segment[0].empty());
 
-// The router skips rows by their segment count: each row's must be its pattern's.
-TEST(RouteTable, EveryRowKnowsTheLengthOfItsPattern) {
+// The router compares each row's split pattern: it must be the pattern, segment by segment.
+TEST(RouteTable, EveryRowKnowsTheSegmentsOfItsPattern) {
   for (const auto& row : route_table()) {
     std::vector<std::string_view> segments;
     for (std::string_view rest = row.pattern.substr(1);;) {
@@ -170,7 +173,11 @@ TEST(RouteTable, EveryRowKnowsTheLengthOfItsPattern) {
       if (slash == std::string_view::npos) break;
       rest.remove_prefix(slash + 1);
     }
-    EXPECT_EQ(row.segment_count, segments.size()) << row.pattern;
+    ASSERT_EQ(row.parts.count, segments.size()) << row.pattern;
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+      EXPECT_EQ(row.parts.segment[i], segments[i]) << row.pattern;
+      EXPECT_EQ(row.parts.placeholder[i], segments[i].starts_with('{')) << row.pattern;
+    }
   }
 }
 
