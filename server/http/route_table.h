@@ -140,11 +140,6 @@ struct RouteMatch {
 /// placeholders.
 [[nodiscard]] bool match_pattern(const PatternSegments& pattern,
                                  std::span<const std::string_view> segments, PathParams* params);
-[[nodiscard]] inline bool match_pattern(std::string_view pattern,
-                                        std::span<const std::string_view> segments,
-                                        PathParams* params) {
-  return match_pattern(split_pattern(pattern), segments, params);
-}
 
 /// Looks a request up in `table` (route_table() in production, another in tests).
 [[nodiscard]] RouteMatch match_route(std::span<const Route> table, beast::http::verb method,
