@@ -42,6 +42,9 @@ constexpr std::size_t kReadChunk = 4096;
 // the session reads and discards a bounded amount first ("lingering close", as nginx does).
 constexpr std::size_t kLingerBytes = 1024 * 1024;
 constexpr std::chrono::milliseconds kLingerTimeout{1000};
+// The largest answer body a session keeps to reuse for the next one (Reply::json_into): a
+// `next` answer is a few dozen bytes, and an idle connection must stay small.
+constexpr std::size_t kKeptBodyCapacity = 4096;
 
 Response error_response(HttpErrc code, std::string_view message) {
   const auto m = map_error(code);
@@ -195,6 +198,7 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
   // Kept per connection and reused: the response's bytes, and the request's method and target
   // for the log line of a refused token (made only then).
   std::string wire;
+  std::string body_buffer;  // lent to the answer's body (handle_request), taken back after
   std::string method;
   std::string target;
   // Every request's header fields come from here and go back here (a pool: the blocks a
@@ -283,7 +287,8 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
     // without a heap block, and alive until the answer, which this coroutine waits for.
     completer.emplace(pending->start());
     handle_request(
-        deps, parser.release(), [&completer](Response r) { (*completer)(std::move(r)); }, handoff);
+        deps, parser.release(), [&completer](Response r) { (*completer)(std::move(r)); }, handoff,
+        &body_buffer);
     Response res = co_await pending->wait();
     // The request line (never the Authorization header) says what was refused.
     const std::string_view refused_target = std::string_view(target).substr(0, 128);
@@ -312,6 +317,10 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
     if (deps.sessions.stopping()) res.keep_alive(false);
     tcp.expires_after(o.read_timeout);
     res.serialize(wire);
+    if (res.body().capacity() > body_buffer.capacity() &&
+        res.body().capacity() <= kKeptBodyCapacity) {
+      body_buffer = std::move(res.body());
+    }
     auto [wec, wn] = co_await asio::async_write(io, asio::buffer(wire), use_nothrow);
     if (wec) {
       log::debug("http session ended while writing: " + wec.message(), {{"client", peer}});

@@ -417,11 +417,17 @@ void append_decimal(std::string& out, std::uint64_t v) {
 }  // namespace
 
 std::string block_ids_text(std::string_view sequence, const Block& block) {
+  std::string out;
+  append_block_ids(out, sequence, block);
+  return out;
+}
+
+void append_block_ids(std::string& out, std::string_view sequence, const Block& block) {
   constexpr std::string_view kHead = R"({"sequence":)";
   constexpr std::string_view kIds = R"(,"ids":[)";
   constexpr std::size_t kMaxIdText = 23;  // 20 digits, two quotes, a comma
-  std::string out;
-  out.reserve(kHead.size() + sequence.size() + 2 + kIds.size() + block.count * kMaxIdText + 2);
+  out.reserve(out.size() + kHead.size() + sequence.size() + 2 + kIds.size() +
+              block.count * kMaxIdText + 2);
   out += kHead;
   append_json_string(out, sequence);
   out += kIds;
@@ -432,7 +438,6 @@ std::string block_ids_text(std::string_view sequence, const Block& block) {
     out += '"';
   }
   out += "]}";
-  return out;
 }
 
 std::string lease_text(const Lease& lease) {

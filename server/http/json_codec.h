@@ -98,6 +98,8 @@ inline constexpr std::uint64_t kMaxJsonSafeInteger = (std::uint64_t{1} << 53) - 
 /// directly (the answer of every `next`, so no DOM): the bytes boost::json::serialize gives
 /// for the same object.
 [[nodiscard]] std::string block_ids_text(std::string_view sequence, const Block& block);
+/// The same text, appended to `out` (a buffer the session reuses).
+void append_block_ids(std::string& out, std::string_view sequence, const Block& block);
 /// Appends `text` as a JSON string, quotes and escapes as boost::json::serialize writes them.
 void append_json_string(std::string& out, std::string_view text);
 /// {"sequence", "ids": ["…", …]}: IDs already in their text form (UUIDs).

@@ -23,15 +23,26 @@ constexpr std::string_view kJsonFields =
 }  // namespace
 
 Reply::Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done,
-             std::shared_ptr<net::Handoff> handoff)
+             std::shared_ptr<net::Handoff> handoff, std::string* body_buffer)
     : deps_(&deps),
       version_(req.version()),
       keep_alive_(req.keep_alive()),
       start_(Clock::now()),
       done_(std::move(done)),
-      handoff_(std::move(handoff)) {}
+      handoff_(std::move(handoff)),
+      body_buffer_(body_buffer) {}
 
 Response Reply::response(status st) const { return Response{st, version_}; }
+
+Response Reply::json_response(status st) const {
+  Response res = response(st);
+  res.preset(kJsonFields);
+  if (body_buffer_ != nullptr) {
+    res.body() = std::move(*body_buffer_);
+    res.body().clear();
+  }
+  return res;
+}
 
 void Reply::send(Response res) const {
   res.version(version_);

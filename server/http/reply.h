@@ -25,8 +25,11 @@ inline constexpr std::string_view kHttpFrontend = "http";
 /// resume()).
 class Reply {
  public:
+  /// `body_buffer`, when set, is the session's: json_into() writes the body into it (its
+  /// capacity reused from the last answer) and the session takes it back after the write.
+  /// Only touched on the session's strand, where answers are built.
   Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done,
-        std::shared_ptr<net::Handoff> handoff);
+        std::shared_ptr<net::Handoff> handoff, std::string* body_buffer = nullptr);
 
   /// The metric label of the route; "unmatched" until one is set.
   void set_route(std::string_view label) { route_ = label; }
@@ -44,6 +47,14 @@ class Reply {
   void json(boost::beast::http::status st, const boost::json::value& body) const;
   /// As json(), with the body already written as JSON text.
   void json_text(boost::beast::http::status st, std::string body) const;
+  /// As json_text(), with the body written by `write(std::string&)` into the session's body
+  /// buffer: no allocation once the buffer has grown (the hot answers: `next`).
+  template <class Write>
+  void json_into(boost::beast::http::status st, const Write& write) const {
+    Response res = json_response(st);
+    write(res.body());
+    send(std::move(res));
+  }
   void no_content() const;
   /// The error's row of error_mapping as a JSON error body; `allow` fills the Allow header
   /// of a 405. A not_leader answer names the leader, when the gate knows it.
@@ -58,6 +69,8 @@ class Reply {
 
   // A response with the request's version.
   [[nodiscard]] Response response(boost::beast::http::status st) const;
+  // A JSON answer's head, its body the session's buffer (emptied) when there is one.
+  [[nodiscard]] Response json_response(boost::beast::http::status st) const;
   // The error's answer (error_mapping's row, its headers and JSON body), counted in metrics.
   [[nodiscard]] Response error_response(const Error& e, std::string_view allow) const;
 
@@ -68,6 +81,7 @@ class Reply {
   std::string_view route_ = "unmatched";
   std::function<void(Response)> done_;
   std::shared_ptr<net::Handoff> handoff_;
+  std::string* body_buffer_ = nullptr;
 };
 
 }  // namespace ticketd::http

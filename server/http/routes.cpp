@@ -56,9 +56,12 @@ std::optional<std::string> leader_location(std::string_view leader_http, bool tl
 }
 
 void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done,
-                    std::shared_ptr<net::Handoff> handoff) {
-  if (handoff == nullptr) handoff = std::make_shared<net::Handoff>();
-  Reply reply(deps, req, std::move(done), handoff);
+                    std::shared_ptr<net::Handoff> handoff, std::string* body_buffer) {
+  if (handoff == nullptr) {
+    handoff = std::make_shared<net::Handoff>();
+    body_buffer = nullptr;  // without the session's strand, a late answer may be built anywhere
+  }
+  Reply reply(deps, req, std::move(done), handoff, body_buffer);
   auto target = parse_request_target(req.target());
   if (!target) return reply.fail(target.error());
   const RouteMatch m = match_route(route_table(), req.method(), *target);

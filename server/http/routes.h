@@ -107,8 +107,11 @@ inline constexpr std::size_t kMaxHolderLength = 128;
 /// calls resume through `handoff` (one per session), so building the response and recording
 /// its metrics run on the session's strand, never on the engine's committer thread; without
 /// one (tests) a late answer is built where it arrives. Records request latency, errors and
-/// issued IDs in `deps.metrics`. Thread safety: may be called concurrently.
+/// issued IDs in `deps.metrics`. `body_buffer` (with a handoff): the session's buffer the hot
+/// answers write their body into (Reply::json_into); the session takes it back from the
+/// Response once written. Thread safety: may be called concurrently.
 void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done,
-                    std::shared_ptr<net::Handoff> handoff = nullptr);
+                    std::shared_ptr<net::Handoff> handoff = nullptr,
+                    std::string* body_buffer = nullptr);
 
 }  // namespace ticketd::http

@@ -2,7 +2,9 @@
 // thread (net::Handoff): the JSON, the metrics and the hand-over to the session all run there.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "tests/support/step_queue.h"
@@ -89,6 +91,53 @@ TEST(HttpEngineHandoff, AnAnswerAfterTheHandlerReturnedIsPostedToTheSession) {
   ASSERT_TRUE(answer);
   EXPECT_EQ(answer->result(), status::ok) << answer->body();
   EXPECT_EQ(where, std::this_thread::get_id());
+}
+
+// A `next` answer is written into the session's body buffer (Reply::json_into), cached or
+// committed: the session gives it back after the write, so a kept-alive connection answers
+// without allocating a body.
+TEST(HttpEngineHandoff, NextAnswersAreWrittenIntoTheSessionsBodyBuffer) {
+  HttpEngine e;
+  ASSERT_TRUE(e.tickets.ensure_configured(SequenceSpec{.name = "Cached", .cache = 1000}));
+  ASSERT_TRUE(e.tickets.ensure_configured(SequenceSpec{.name = "Late", .cache = 1}));
+  ticketd::testing::StepQueue queue;
+  auto handoff = std::make_shared<net::Handoff>(queue.post());
+  for (const std::string name : {"Cached", "Late"}) {
+    for (int i = 1; i <= 3; ++i) {
+      std::string buffer;
+      buffer.reserve(256);
+      buffer = "stale bytes of the previous answer";
+      const char* const storage = buffer.data();
+      std::optional<Response> answer;
+      handle_request(
+          e.deps, make_request(verb::post, "/v1/sequences/" + name + "/next"),
+          [&](Response r) { answer = std::move(r); }, handoff, &buffer);
+      while (!answer && queue.run_one()) {
+      }
+      ASSERT_TRUE(answer) << name;
+      EXPECT_EQ(answer->result(), status::ok) << answer->body();
+      EXPECT_EQ(answer->body(),
+                R"({"sequence":")" + name + R"(","ids":[")" + std::to_string(i) + R"("]})");
+      EXPECT_EQ(answer->body().data(), storage) << name << ": the answer has a body of its own";
+    }
+  }
+}
+
+// Without a handoff (no session strand), a late answer may be built on the committer thread:
+// the caller's buffer is never touched there.
+TEST(HttpEngineHandoff, WithoutAHandoffTheBodyBufferIsNotUsed) {
+  HttpEngine e;
+  ASSERT_TRUE(e.tickets.ensure_configured(SequenceSpec{.name = "Late", .cache = 1}));
+  std::string buffer = "kept as it was, longer than the short-string buffer";
+  std::promise<Response> promise;
+  auto future = promise.get_future();
+  handle_request(
+      e.deps, make_request(verb::post, "/v1/sequences/Late/next"),
+      [&](Response r) { promise.set_value(std::move(r)); }, nullptr, &buffer);
+  const Response answer = future.get();
+  EXPECT_EQ(answer.result(), status::ok) << answer.body();
+  EXPECT_EQ(answer.body(), R"({"sequence":"Late","ids":["1"]})");
+  EXPECT_EQ(buffer, "kept as it was, longer than the short-string buffer");
 }
 
 }  // namespace

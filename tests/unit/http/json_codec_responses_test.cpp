@@ -49,6 +49,19 @@ TEST(JsonCodecResponses, IdsAreDecimalStrings) {
   EXPECT_EQ(text(text_ids_json("U", {"a", "b"})), R"({"sequence":"U","ids":["a","b"]})");
 }
 
+// The session's buffer keeps what it held before (append, never replace), and its capacity.
+TEST(JsonCodecResponses, BlockIdsAreAppendedToWhatTheBufferHolds) {
+  std::string out = "head:";
+  append_block_ids(out, "T", Block{.first = 5, .step = 5, .count = 2});
+  EXPECT_EQ(out, R"(head:{"sequence":"T","ids":["5","10"]})");
+  out.clear();
+  out.reserve(512);
+  const char* const storage = out.data();
+  append_block_ids(out, "Tickets64", Block{.first = 18446744073709551615ULL, .count = 1});
+  EXPECT_EQ(out, block_ids_text("Tickets64", Block{.first = 18446744073709551615ULL, .count = 1}));
+  EXPECT_EQ(out.data(), storage);  // written in place: no new block for a buffer large enough
+}
+
 // block_ids_text writes its text without a DOM: the same bytes boost::json::serialize gives
 // for the same object, whatever the sequence name holds.
 TEST(JsonCodecResponses, BlockIdsTextIsWhatTheDomSerializes) {
