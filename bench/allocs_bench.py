@@ -58,10 +58,8 @@ class Server:
 
 def sysbench(server, mode, events):
     r = subprocess.run(
-        ["sysbench", LUA, "--db-driver=mysql", "--mysql-host=127.0.0.1",
-         f"--mysql-port={server.port}", "--mysql-user=bench", "--mysql-password=bench",
-         "--mysql-db=tickets", "--threads=1", f"--events={events}", "--time=0", f"--mode={mode}",
-         "--table=Tickets64", "run"], capture_output=True, text=True)
+        mb.sysbench_argv(LUA, server.port, "--threads=1", f"--events={events}", "--time=0",
+                         f"--mode={mode}", "--table=Tickets64"), capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"sysbench {mode}: {(r.stdout + r.stderr).strip()[-300:]}")
 

@@ -25,10 +25,8 @@ WARM_UP = 100
 
 def sysbench_events(port, mode, events):
     r = subprocess.run(
-        ["sysbench", mb.LUA, "--db-driver=mysql", "--mysql-host=127.0.0.1",
-         f"--mysql-port={port}", "--mysql-user=bench", "--mysql-password=bench",
-         "--mysql-db=tickets", "--threads=1", "--time=0", f"--events={events}",
-         f"--mode={mode}", "--table=Tickets64", "run"], capture_output=True, text=True)
+        mb.sysbench_argv(mb.LUA, port, "--threads=1", "--time=0", f"--events={events}",
+                         f"--mode={mode}", "--table=Tickets64"), capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"sysbench {mode} failed: {(r.stdout + r.stderr)[-300:]}")
 

@@ -40,10 +40,9 @@ def context_switches():
 
 def run(server_pid, port, threads, mode):
     sb = subprocess.Popen(
-        ["sysbench", mb.LUA, "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
-         "--mysql-user=bench", "--mysql-password=bench", "--mysql-db=tickets",
-         f"--threads={threads}", f"--time={SECONDS}", f"--mode={mode}", "--table=Tickets64",
-         "--report-interval=1", "run"], stdout=subprocess.PIPE, text=True)
+        mb.sysbench_argv(mb.LUA, port, f"--threads={threads}", f"--time={SECONDS}",
+                         f"--mode={mode}", "--table=Tickets64", "--report-interval=1"),
+        stdout=subprocess.PIPE, text=True)
     time.sleep(SETTLE)
     s0, c0, x0, t0 = cpu_ticks(server_pid), cpu_ticks(sb.pid), context_switches(), time.time()
     time.sleep(SECONDS - 2 * SETTLE)

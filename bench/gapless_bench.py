@@ -46,10 +46,9 @@ def metric(http_port, name):
 
 def sysbench(port, threads, target, table):
     r = subprocess.run(
-        ["sysbench", LUA, "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
-         "--mysql-user=bench", "--mysql-password=bench", "--mysql-db=tickets",
-         f"--threads={threads}", f"--time={SECONDS}", "--percentile=99", f"--target={target}",
-         f"--table={table}", "--mysql-ignore-errors=1213,1205", "run"],
+        mb.sysbench_argv(LUA, port, f"--threads={threads}", f"--time={SECONDS}", "--percentile=99",
+                         f"--target={target}", f"--table={table}",
+                         "--mysql-ignore-errors=1213,1205"),
         capture_output=True, text=True)
     out = r.stdout + r.stderr
     tps = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec", out)

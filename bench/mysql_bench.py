@@ -84,12 +84,17 @@ sequences:
     return proc, port
 
 
+def sysbench_argv(lua, port, *options):
+    """The sysbench command line every benchmark runs: LUA against ticketd or MariaDB on
+    127.0.0.1:PORT as bench/bench in database tickets, then OPTIONS, then `run`."""
+    return ["sysbench", lua, "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
+            "--mysql-user=bench", "--mysql-password=bench", "--mysql-db=tickets", *options, "run"]
+
+
 def sysbench(port, threads, mode, table):
     r = subprocess.run(
-        ["sysbench", LUA, "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
-         "--mysql-user=bench", "--mysql-password=bench", "--mysql-db=tickets",
-         f"--threads={threads}", f"--time={SECONDS}", "--percentile=99", f"--mode={mode}",
-         f"--table={table}", "--mysql-ignore-errors=1213,1205", "run"],
+        sysbench_argv(LUA, port, f"--threads={threads}", f"--time={SECONDS}", "--percentile=99",
+                      f"--mode={mode}", f"--table={table}", "--mysql-ignore-errors=1213,1205"),
         capture_output=True, text=True)
     out = r.stdout + r.stderr
     tps = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", out)

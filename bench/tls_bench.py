@@ -68,10 +68,9 @@ def wrk(url, seconds):
 
 def sysbench(port, seconds, ssl, cwd):
     r = subprocess.run(
-        ["sysbench", mb.LUA, "--db-driver=mysql", "--mysql-host=127.0.0.1", f"--mysql-port={port}",
-         "--mysql-user=bench", "--mysql-password=bench", "--mysql-db=tickets",
-         f"--threads={CONNECTIONS}", f"--time={seconds}", "--percentile=99", "--mode=nextval",
-         "--table=Tickets64", f"--mysql-ssl={'on' if ssl else 'off'}", "run"],
+        mb.sysbench_argv(mb.LUA, port, f"--threads={CONNECTIONS}", f"--time={seconds}",
+                         "--percentile=99", "--mode=nextval", "--table=Tickets64",
+                         f"--mysql-ssl={'on' if ssl else 'off'}"),
         capture_output=True, text=True, cwd=cwd)
     out = r.stdout + r.stderr
     tps = re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", out)
