@@ -89,10 +89,15 @@ struct HttpConfig {
   friend bool operator==(const HttpConfig&, const HttpConfig&) = default;
 };
 
+/// The default max_rate of ticket sequences (values per second): the engine's kDefaultMaxRate.
+inline constexpr std::uint64_t kDefaultMaxRate = 100000000;
+inline constexpr std::uint64_t kMaxMaxRate = 1000000000000;
+
 struct Defaults {
   std::uint64_t auto_increment_increment = 1;
   std::uint64_t auto_increment_offset = 1;
   std::uint64_t cache = 1000;
+  std::uint64_t max_rate = kDefaultMaxRate;
   friend bool operator==(const Defaults&, const Defaults&) = default;
 };
 
@@ -100,10 +105,11 @@ struct SequenceConfig {
   std::string name;
   SequenceKind kind = SequenceKind::kTicket;
   std::uint64_t start = 1;
-  std::uint64_t increment = 1;  // from defaults when not given
-  std::uint64_t offset = 1;     // from defaults when not given
-  std::uint64_t max_value = 0;  // 0: the engine default
-  std::uint64_t cache = 1000;   // from defaults when not given
+  std::uint64_t increment = 1;               // from defaults when not given
+  std::uint64_t offset = 1;                  // from defaults when not given
+  std::uint64_t max_value = 0;               // 0: the engine default
+  std::uint64_t cache = 1000;                // from defaults when not given
+  std::uint64_t max_rate = kDefaultMaxRate;  // kind: ticket only; from defaults when not given
   // kind: gapless only
   GaplessOrder order = GaplessOrder::kRelaxed;
   std::chrono::milliseconds reservation_ttl{30000};
@@ -210,6 +216,9 @@ struct Config {
   BackupConfig backup;
   std::vector<SequenceConfig> sequences;
   std::vector<WorkerPoolConfig> worker_pools;
+  /// Ticket sequences whose configured increment/offset may replace the stored grid at this
+  /// start (--force-grid-change NAME; never read from the file, never applied by a reload).
+  std::vector<std::string> force_grid_change;
   friend bool operator==(const Config&, const Config&) = default;
 };
 

@@ -478,9 +478,11 @@ class Loader {
 
   void load_defaults(const YAML::Node& node, Defaults& d) {
     const std::string p = "defaults";
-    if (!expect_map(node, p, {"auto_increment_increment", "auto_increment_offset", "cache"})) {
+    if (!expect_map(node, p,
+                    {"auto_increment_increment", "auto_increment_offset", "cache", "max_rate"})) {
       return;
     }
+    get_uint(node, p, "max_rate", d.max_rate, 1, kMaxMaxRate);
     get_uint(node, p, "auto_increment_increment", d.auto_increment_increment, 1, 65535);
     get_uint(node, p, "auto_increment_offset", d.auto_increment_offset, 1, 65535);
     get_uint(node, p, "cache", d.cache, 1, 1000000000);
@@ -665,8 +667,8 @@ class Loader {
       const std::string p = "sequences[" + std::to_string(i) + "]";
       if (!expect_map(
               n, p,
-              {"name", "kind", "start", "increment", "offset", "max_value", "cache", "order",
-               "reservation_ttl_ms", "max_reservation_ttl_ms", "strict_wait_ms"})) {
+              {"name", "kind", "start", "increment", "offset", "max_value", "cache", "max_rate",
+               "order", "reservation_ttl_ms", "max_reservation_ttl_ms", "strict_wait_ms"})) {
         continue;
       }
       SequenceConfig s;
@@ -674,6 +676,7 @@ class Loader {
       s.increment = c.defaults.auto_increment_increment;
       s.offset = c.defaults.auto_increment_offset;
       s.cache = c.defaults.cache;
+      s.max_rate = c.defaults.max_rate;
       if (!get_string(n, p, "name", s.name) || s.name.empty()) {
         error(n, p + ".name", "every sequence needs a name");
         continue;
@@ -711,6 +714,11 @@ class Loader {
       get_uint(n, p, "offset", s.offset, 1, 65535);
       get_uint(n, p, "max_value", s.max_value, 1);
       get_uint(n, p, "cache", s.cache, 1, 1000000000);
+      if (s.kind == SequenceKind::kTicket) {
+        get_uint(n, p, "max_rate", s.max_rate, 1, kMaxMaxRate);
+      } else if (n["max_rate"]) {
+        error(n["max_rate"], p + ".max_rate", "only ticket sequences take this setting");
+      }
       if (s.offset > s.increment) {
         error(n["offset"] ? n["offset"] : n, p + ".offset",
               "offset " + std::to_string(s.offset) + " is greater than increment " +

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.h"
 #include "server/app/backup_commands.h"
@@ -30,11 +31,11 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ticketd --config FILE [--data-dir DIR] [--mysql-listen HOST:PORT]\n"
-    "               [--http-listen HOST:PORT]\n"
+    "               [--http-listen HOST:PORT] [--force-grid-change NAME]...\n"
     "       ticketd verify --data-dir DIR\n"
     "       ticketd backup --data-dir DIR --to OUT\n"
-    "       ticketd restore --from BACKUP --data-dir DIR [--skip-ahead auto|N|NAME=N]...\n"
-    "               [--gapless NAME=N]...\n"
+    "       ticketd restore --from BACKUP --data-dir DIR [--skip-ahead auto|peak|N|NAME=N]...\n"
+    "               [--gapless NAME=N]... [--force]\n"
     "       ticketd hash-password | hash-token   (the secret on stdin)\n"
     "       ticketd import --from mysql://USER@HOST:PORT/DB --data-dir DIR  (import --help)\n"
     "       ticketd restride --sequence NAME --servers HOST:PORT,...  (restride --help)\n"
@@ -44,6 +45,9 @@ constexpr const char* kUsage =
     "  --data-dir DIR           overrides data_dir\n"
     "  --mysql-listen HOST:PORT overrides mysql.listen\n"
     "  --http-listen HOST:PORT  overrides http.listen\n"
+    "  --force-grid-change NAME lets the config's increment/offset replace sequence NAME's\n"
+    "                           stored grid at this start (logged; only when no other server\n"
+    "                           shares its values: otherwise `ticketd restride`)\n"
     "  verify                   checks the stored invariants of a stopped server's data dir\n"
     "                           (exit 0: they hold, 1: a violation, 3: cannot open)\n"
     "  backup                   a consistent backup of a stopped server's data dir (a running\n"
@@ -68,6 +72,7 @@ int main(int argc, char** argv) {
   std::string data_dir;
   std::string mysql_listen;
   std::string http_listen;
+  std::vector<std::string> force_grid_change;
   bool verify = false;
   if (argc == 2 && std::string_view(argv[1]) == "hash-password") {
     return hash_password_command(stdin, stdout);
@@ -111,6 +116,10 @@ int main(int argc, char** argv) {
       ok = value(mysql_listen);
     } else if (arg == "--http-listen") {
       ok = value(http_listen);
+    } else if (arg == "--force-grid-change") {
+      std::string name;
+      ok = value(name);
+      force_grid_change.push_back(std::move(name));
     } else {
       return usage_error("unknown argument '" + std::string(arg) + "'");
     }
@@ -122,7 +131,7 @@ int main(int argc, char** argv) {
   }
   if (config_path.empty()) return usage_error("--config FILE is required");
 
-  const ConfigSource source{config_path, data_dir, mysql_listen, http_listen};
+  const ConfigSource source{config_path, data_dir, mysql_listen, http_listen, force_grid_change};
   ReadConfig read = read_config(source);
   // The format applies before the first line (the config's warnings); what comes before the
   // config is read (usage and config errors) is plain text on stderr, not log lines.

@@ -1,5 +1,6 @@
 #include "storage/rocksdb_counter_store.h"
 
+#include <fcntl.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
 #include <rocksdb/listener.h>
@@ -7,6 +8,7 @@
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -231,8 +233,109 @@ RocksDbCounterStore::~RocksDbCounterStore() {
   }
 }
 
+namespace {
+
+// What the checks before an open found: the directory's contents, its durable mark, and (when
+// the directory holds a store) the store opened read-only, checked against the mark.
+struct Checked {
+  DirContents contents;
+  std::optional<DurableMark::Reading> mark;
+  std::unique_ptr<rocksdb::DB> probe;  // null when the directory holds no store yet
+  std::string identity;                // the probe's DB identity
+};
+
+std::string mark_path(const std::string& dir) { return dir + "/" + DurableMark::kFileName; }
+
+Error older_than_acknowledged(const std::string& dir, const DirContents& contents,
+                              std::uint64_t reached, std::uint64_t acknowledged) {
+  return Error{StorageErrc::kCorruption,
+               "store at '" + dir + "' is older than what ticketd acknowledged: it reaches write " +
+                   std::to_string(reached) + " but " + mark_path(dir) + " records write " +
+                   std::to_string(acknowledged) +
+                   " as synced and answered. A write-ahead log was lost, truncated or damaged (" +
+                   describe_logs(dir, contents) +
+                   "); starting would issue values again, so "
+                   "ticketd refuses"};
+}
+
+Error open_error(const std::string& dir, const DirContents& contents, const rocksdb::Status& st) {
+  Error e = to_error(st, "open RocksDB at '" + dir + "'");
+  if (st.IsCorruption()) {
+    e.message += " (" + describe_logs(dir, contents) +
+                 "; the rocksdb lines above name the damaged record). ticketd refuses to start "
+                 "on a damaged store";
+  }
+  return e;
+}
+
+// Every check that needs no write: the refusals are the same whether the store is then opened to
+// serve or only to be verified, and a refused directory stays exactly as it was found.
+DetailedResult<Checked> check_directory(const std::string& dir, MarkPolicy policy) {
+  Checked c;
+  c.contents = inspect(dir);
+  auto mark = DurableMark::read(dir);
+  if (!mark) return mark.error();
+  c.mark = std::move(*mark);
+  const std::uint64_t acknowledged = c.mark ? c.mark->position : 0;
+  // A store is created only in a directory that never held one. Without CURRENT, RocksDB would
+  // start an empty store next to the old files: every counter would begin again.
+  if (!c.contents.current &&
+      (!c.contents.manifests.empty() || !c.contents.data.empty() || acknowledged > 0)) {
+    std::string detail = c.contents.manifests.empty()
+                             ? "no MANIFEST file either"
+                             : "its newest MANIFEST is " + c.contents.manifests.back() +
+                                   " (to restore the pointer: printf '" +
+                                   c.contents.manifests.back() + "\\n' > " + dir + "/CURRENT)";
+    return Error{StorageErrc::kCorruption,
+                 "data directory '" + dir + "' held a store (" + mark_path(dir) +
+                     " records write " + std::to_string(acknowledged) +
+                     " as acknowledged) but its CURRENT file is missing; " + detail +
+                     "; refusing to create an empty store over it"};
+  }
+  if (!c.contents.current) return c;
+  // The mark is what tells a lost or rolled-back log from a complete one: a store found without
+  // it is refused, never given a new one that would accept whatever the store now holds. Only
+  // restore, which makes a data directory of a backup, adopts an unmarked store.
+  if (!c.mark && policy == MarkPolicy::kRequire) {
+    return Error{StorageErrc::kCorruption,
+                 "data directory '" + dir + "' holds a store but not its durable mark " +
+                     mark_path(dir) +
+                     " (deleted, or not copied with the store): the mark records the highest "
+                     "write ticketd acknowledged, and without it a lost or rolled-back "
+                     "write-ahead log cannot be told from a complete one, so ticketd refuses to "
+                     "start rather than recreate it. Put the mark back from where the store came "
+                     "from, or make a new data directory from a backup with `ticketd restore`"};
+  }
+  // Checked read-only first, so a refused store stays exactly as it was found: a read-write
+  // open would flush what it recovered and retire the damaged log.
+  rocksdb::DB* raw = nullptr;
+  auto st = rocksdb::DB::OpenForReadOnly(store_options(false), dir, &raw);
+  c.probe.reset(raw);
+  if (!st.ok()) return open_error(dir, c.contents, st);
+  if (st = c.probe->GetDbIdentity(c.identity); !st.ok()) {
+    return to_error(st, "read the identity of the store at '" + dir + "'");
+  }
+  if (c.mark && !c.mark->identity.empty() && c.mark->identity != c.identity) {
+    return Error{StorageErrc::kCorruption,
+                 mark_path(dir) + " belongs to another store (identity " + c.mark->identity +
+                     ", this store's is " + c.identity +
+                     "): a mark copied from elsewhere says nothing about what this store "
+                     "acknowledged, so ticketd refuses it"};
+  }
+  if (const auto reached = c.probe->GetLatestSequenceNumber(); reached < acknowledged) {
+    return older_than_acknowledged(dir, c.contents, reached, acknowledged);
+  }
+  // Every block of every table file against its checksum: damage found later, while loading,
+  // would be found after the read-write open had already changed the directory. The store
+  // holds counters, not bulk data, so this reads little.
+  if (st = c.probe->VerifyChecksum(); !st.ok()) return open_error(dir, c.contents, st);
+  return c;
+}
+
+}  // namespace
+
 DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
-    const std::string& dir) {
+    const std::string& dir, MarkPolicy policy) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{StorageErrc::kIo, "create data directory '" + dir + "': " + ec.message()};
@@ -244,70 +347,47 @@ DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
                      "restore --from " +
                      dir + " --data-dir NEW_DIR`"};
   }
-  const DirContents contents = inspect(dir);
+  auto checked = check_directory(dir, policy);
+  if (!checked) return checked.error();
+  checked->probe.reset();
+  const std::uint64_t acknowledged = checked->mark ? checked->mark->position : 0;
+  // Created (for a new store) before the store itself: a crash between the two leaves a mark at
+  // 0 and no store, which starts; never a store without its mark.
   auto mark = DurableMark::open(dir);
   if (!mark) return mark.error();
-  const std::optional<std::uint64_t> acknowledged = (*mark)->stored();
-  // A store is created only in a directory that never held one. Without CURRENT, RocksDB would
-  // start an empty store next to the old files: every counter would begin again.
-  if (!contents.current &&
-      (!contents.manifests.empty() || !contents.data.empty() || acknowledged.value_or(0) > 0)) {
-    std::string detail = contents.manifests.empty()
-                             ? "no MANIFEST file either"
-                             : "its newest MANIFEST is " + contents.manifests.back() +
-                                   " (to restore the pointer: printf '" +
-                                   contents.manifests.back() + "\\n' > " + dir + "/CURRENT)";
-    return Error{StorageErrc::kCorruption,
-                 "data directory '" + dir + "' held a store (" + (*mark)->path() +
-                     " records write " + std::to_string(acknowledged.value_or(0)) +
-                     " as acknowledged) but its CURRENT file is missing; " + detail +
-                     "; refusing to create an empty store over it"};
-  }
-  const rocksdb::Options options = store_options(!contents.current);
-  auto open_error = [&](const rocksdb::Status& st) {
-    Error e = to_error(st, "open RocksDB at '" + dir + "'");
-    if (st.IsCorruption()) {
-      e.message += " (" + describe_logs(dir, contents) +
-                   "; the rocksdb lines above name the damaged record). ticketd refuses to start "
-                   "on a damaged store";
-    }
-    return e;
-  };
-  // A truncated or emptied log can still look like a torn tail; the mark says what was
-  // acknowledged, and the store must reach at least that far.
-  auto older_than_acknowledged = [&](std::uint64_t reached) -> std::optional<Error> {
-    if (!acknowledged || reached >= *acknowledged) return std::nullopt;
-    return Error{StorageErrc::kCorruption,
-                 "store at '" + dir +
-                     "' is older than what ticketd acknowledged: it reaches write " +
-                     std::to_string(reached) + " but " + (*mark)->path() + " records write " +
-                     std::to_string(*acknowledged) +
-                     " as synced and answered. A write-ahead log was lost, truncated or damaged (" +
-                     describe_logs(dir, contents) +
-                     "); starting would issue values again, so ticketd refuses"};
-  };
-  if (contents.current) {
-    // Checked read-only first, so a refused store stays exactly as it was found: a read-write
-    // open would flush what it recovered and retire the damaged log.
-    rocksdb::DB* raw = nullptr;
-    auto s = rocksdb::DB::OpenForReadOnly(options, dir, &raw);
-    std::unique_ptr<rocksdb::DB> probe(raw);
-    if (!s.ok()) return open_error(s);
-    if (auto e = older_than_acknowledged(probe->GetLatestSequenceNumber())) return *e;
-    // Every block of every table file against its checksum: damage found later, while loading,
-    // would be found after the read-write open had already changed the directory. The store
-    // holds counters, not bulk data, so this reads little.
-    if (s = probe->VerifyChecksum(); !s.ok()) return open_error(s);
-  }
   rocksdb::DB* raw = nullptr;
-  auto s = rocksdb::DB::Open(options, dir, &raw);
+  auto s = rocksdb::DB::Open(store_options(!checked->contents.current), dir, &raw);
   std::unique_ptr<rocksdb::DB> db(raw);
-  if (!s.ok()) return open_error(s);
+  if (!s.ok()) return open_error(dir, checked->contents, s);
   const std::uint64_t reached = db->GetLatestSequenceNumber();
-  if (auto e = older_than_acknowledged(reached)) return *e;
+  if (reached < acknowledged) {
+    return older_than_acknowledged(dir, checked->contents, reached, acknowledged);
+  }
+  std::string identity;
+  if (s = db->GetDbIdentity(identity); !s.ok()) {
+    return to_error(s, "read the identity of the store at '" + dir + "'");
+  }
+  if ((*mark)->identity() != identity) {
+    // A new store, a mark of the old form, or a store adopted by restore: bound once.
+    if (auto r = (*mark)->bind(identity); !r) return r.error();
+  }
   if (auto r = (*mark)->record(reached, true); !r) return r.error();
   return std::unique_ptr<RocksDbCounterStore>(
       new RocksDbCounterStore(dir, std::move(db), std::move(*mark)));
+}
+
+DetailedResult<std::unique_ptr<CounterStore>> RocksDbCounterStore::open_verified(
+    const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return Error{StorageErrc::kIo, "'" + dir + "' is not a directory"};
+  }
+  auto checked = check_directory(dir, MarkPolicy::kRequire);
+  if (!checked) return checked.error();
+  if (!checked->probe) {
+    return Error{StorageErrc::kIo, "'" + dir + "' holds no store (no CURRENT file)"};
+  }
+  return std::unique_ptr<CounterStore>(new ReadOnlyStore(dir, std::move(checked->probe)));
 }
 
 DetailedResult<std::optional<std::string>> RocksDbCounterStore::get(std::string_view key) {
@@ -347,6 +427,22 @@ DetailedResult<std::uint64_t> RocksDbCounterStore::checkpoint(const std::string&
   // log_size_for_flush 0: always flush, so the copy is table files and no log to replay.
   s = cp->CreateCheckpoint(target, 0, &position);
   if (!s.ok()) return to_error(s, "checkpoint of '" + dir_ + "' into '" + target + "'");
+  // RocksDB's checkpoint leaves out the IDENTITY file, and a store without one reads a new
+  // random identity at every open: copied, the copy keeps the store's identity, which a backup's
+  // manifest and a restored store's durable mark are bound to.
+  const std::string identity = target + "/IDENTITY";
+  std::error_code ec;
+  if (!std::filesystem::exists(identity, ec)) {
+    std::filesystem::copy_file(dir_ + "/IDENTITY", identity, ec);
+    if (ec) {
+      return Error{StorageErrc::kIo,
+                   "copy the store's IDENTITY into '" + target + "': " + ec.message()};
+    }
+    const int fd = ::open(identity.c_str(), O_RDONLY | O_CLOEXEC);
+    const bool synced = fd >= 0 && ::fsync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!synced) return Error{StorageErrc::kIo, "sync '" + identity + "'"};
+  }
   return position;
 }
 
@@ -361,6 +457,19 @@ DetailedResult<std::unique_ptr<CounterStore>> RocksDbCounterStore::open_read_onl
   if (!s.ok()) return to_error(s, "open RocksDB read-only at '" + dir + "'");
   if (s = db->VerifyChecksum(); !s.ok()) return to_error(s, "checksums of '" + dir + "'");
   return std::unique_ptr<CounterStore>(new ReadOnlyStore(dir, std::move(db)));
+}
+
+DetailedResult<RocksDbCounterStore::Stamp> RocksDbCounterStore::stamp_of(const std::string& dir) {
+  rocksdb::DB* raw = nullptr;
+  auto s = rocksdb::DB::OpenForReadOnly(store_options(false), dir, &raw);
+  std::unique_ptr<rocksdb::DB> db(raw);
+  if (!s.ok()) return to_error(s, "open RocksDB read-only at '" + dir + "'");
+  Stamp stamp;
+  if (s = db->GetDbIdentity(stamp.identity); !s.ok()) {
+    return to_error(s, "read the identity of the store at '" + dir + "'");
+  }
+  stamp.position = db->GetLatestSequenceNumber();
+  return stamp;
 }
 
 Error RocksDbCounterStore::unavailable() const {

@@ -17,6 +17,12 @@ class DB;
 
 namespace ticketd {
 
+/// Whether opening a store may give it a durable mark it does not have.
+enum class MarkPolicy {
+  kRequire,  // a store without its mark is refused (every start, verify, backup)
+  kAdopt,    // restore: the store was just copied from a backup and gets its first mark
+};
+
 /// A CounterStore in a RocksDB directory. Every commit is one WriteBatch written with
 /// `WriteOptions::sync = true`, so it is on disk before commit() returns. RocksDB's own LOCK file
 /// keeps a second process out of the directory. Thread safety: all members may be called
@@ -25,7 +31,8 @@ namespace ticketd {
 /// Opening never starts on state older than what was acknowledged: a damaged log record (other
 /// than an unsynced torn tail), a log the MANIFEST expects but that is missing, a missing
 /// CURRENT, or a store that reaches a lower write position than its DurableMark records, is
-/// refused with StorageErrc::kCorruption and a message naming the files.
+/// refused with StorageErrc::kCorruption and a message naming the files. So is a store whose
+/// mark is missing (unless MarkPolicy::kAdopt) or names another store's identity.
 ///
 /// After a failed write (a full disk, an I/O error) RocksDB refuses further writes; the next
 /// commit closes and reopens the store (at most every kReopenInterval), so writes resume by
@@ -35,6 +42,11 @@ class RocksDbCounterStore final : public CounterStore {
  public:
   /// Opens (creating if missing) the store in `dir`.
   [[nodiscard]] static DetailedResult<std::unique_ptr<RocksDbCounterStore>> open(
+      const std::string& dir, MarkPolicy policy = MarkPolicy::kRequire);
+  /// Runs every check open() runs (mark present and of this store, store not below it,
+  /// checksums) and opens the store read-only: nothing in `dir` is created or written
+  /// (`ticketd verify`).
+  [[nodiscard]] static DetailedResult<std::unique_ptr<CounterStore>> open_verified(
       const std::string& dir);
   ~RocksDbCounterStore() override;
 
@@ -55,6 +67,13 @@ class RocksDbCounterStore final : public CounterStore {
   /// `dir` changes. Damaged table files are refused (checksums are verified).
   [[nodiscard]] static DetailedResult<std::unique_ptr<CounterStore>> open_read_only(
       const std::string& dir);
+  /// A store's identity (RocksDB's DB identity) and the write position it reaches, read
+  /// read-only: what binds a backup's manifest to its checkpoint.
+  struct Stamp {
+    std::string identity;
+    std::uint64_t position = 0;
+  };
+  [[nodiscard]] static DetailedResult<Stamp> stamp_of(const std::string& dir);
 
  private:
   static constexpr std::chrono::milliseconds kReopenInterval{200};

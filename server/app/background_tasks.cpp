@@ -57,9 +57,23 @@ void prune_leases(LeaseLog& leases, const LeaseRetention& retention) {
   if (total != 0) log::info("lease retention: pruned " + std::to_string(total) + " lease records");
 }
 
+// The directory lock keeps a second server out whatever happens to the files in it, but a
+// deleted or replaced ticketd.lock means someone is working on the directory of a running
+// server: said loudly, and the file (with this pid) written again for the next refusal's message.
+void check_lock_file(DataDirLock& lock) {
+  auto problem = lock.lock_file_problem();
+  if (!problem) return;
+  log::error(*problem +
+             "; the data directory itself stays locked by this process, so a second ticketd is "
+             "still refused. Never remove lock files of a running server");
+  if (auto r = lock.replace_lock_file(); !r) {
+    log::error("writing a new lock file failed: " + r.error().message);
+  }
+}
+
 // Every 10 s closes an issue-rate window (peaks kept for backups: a short window scaled to a
 // minute only overstates a burst, the safe side for a restore's skip); once a minute prunes
-// lease records, the first time a second after start.
+// lease records, the first time a second after start; checks the data directory's lock file.
 asio::awaitable<void> maintain(asio::io_context& ioc, Engine& engine, LeaseLog& leases,
                                LeaseRetention retention) {
   asio::steady_timer timer(ioc);
@@ -68,6 +82,9 @@ asio::awaitable<void> maintain(asio::io_context& ioc, Engine& engine, LeaseLog& 
     auto [ec] = co_await timer.async_wait(net::use_nothrow);
     if (ec) co_return;
     if (round != 0) engine.rates().sample();
+    if (auto* lock = engine.data_dir_lock()) {
+      engine.store_reads().after(std::chrono::milliseconds(0), [lock] { check_lock_file(*lock); });
+    }
     if (round % 6 == 0) {
       engine.store_reads().after(std::chrono::milliseconds(0),
                                  [&leases, retention] { prune_leases(leases, retention); });

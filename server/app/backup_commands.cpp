@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -94,6 +95,12 @@ DetailedResult<backup::TakenBackup> write_backup(RocksDbCounterStore& store,
     fs::remove_all(partial, ignored);
     return e;
   };
+  // Marked as a backup at once (an empty manifest, replaced by the real one below): a copy a
+  // crash cut short is refused as a data directory like a finished backup, and by restore as
+  // unreadable, never served. (Before this line it holds no durable mark: refused as well.)
+  if (auto r = write_file_durably(partial + "/" + std::string(backup::kManifestFile), ""); !r) {
+    return fail(r.error());
+  }
   backup::BackupManifest manifest;
   {
     auto copy = RocksDbCounterStore::open_read_only(partial);
@@ -102,6 +109,10 @@ DetailedResult<backup::TakenBackup> write_backup(RocksDbCounterStore& store,
     if (!described) return fail(described.error());
     manifest = std::move(*described);
   }
+  auto stamp = RocksDbCounterStore::stamp_of(partial);
+  if (!stamp) return fail(stamp.error());
+  manifest.store_identity = stamp->identity;
+  manifest.store_position = stamp->position;
   manifest.id = fs::path(target).filename().string();
   manifest.taken_at_ms = context.now_ms;
   manifest.ticketd_version = TICKETD_VERSION;
@@ -158,8 +169,13 @@ int restore_command(int argc, char** argv, std::FILE* out) {
   std::string from;
   std::string data_dir;
   backup::RestoreOptions options;
+  bool force = false;
   for (int i = 2; i < argc; ++i) {
     const std::string_view arg = argv[i];
+    if (arg == "--force") {
+      force = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage(out, "restore: " + std::string(arg) + " needs a value");
     const std::string value = argv[++i];
     if (arg == "--from") {
@@ -172,14 +188,20 @@ int restore_command(int argc, char** argv, std::FILE* out) {
       const auto n = parse_u64(eq == std::string::npos ? value : value.substr(eq + 1));
       if (arg == "--skip-ahead" && value == "auto") {
         options.skip = backup::SkipAhead{};
+      } else if (arg == "--skip-ahead" && value == "peak") {
+        options.skip = backup::SkipAhead{backup::SkipAhead::Mode::kPeak, 0};
+        std::fprintf(out,
+                     "restore: warning: --skip-ahead peak skips twice the busiest minute's rate "
+                     "of the 30 days before the backup: an estimate, not a bound; a burst above "
+                     "it since the backup may be issued again\n");
       } else if (!n || (arg == "--gapless" && name.empty())) {
         return usage(out, "restore: " + std::string(arg) + " expects " +
-                              (arg == "--gapless" ? "NAME=N" : "auto, N or NAME=N") + ", got '" +
-                              value + "'");
+                              (arg == "--gapless" ? "NAME=N" : "auto, peak, N or NAME=N") +
+                              ", got '" + value + "'");
       } else if (arg == "--gapless") {
         options.gapless_last_used[name] = *n;
       } else if (name.empty()) {
-        options.skip = backup::SkipAhead{false, *n};
+        options.skip = backup::SkipAhead{backup::SkipAhead::Mode::kValues, *n};
       } else {
         options.skip_by_name[name] = *n;
       }
@@ -189,6 +211,17 @@ int restore_command(int argc, char** argv, std::FILE* out) {
   }
   if (from.empty() || data_dir.empty()) {
     return usage(out, "restore needs --from BACKUP --data-dir DIR");
+  }
+  // A skip of 0 resumes at the backup's ceilings: every value issued since is issued again
+  // unless nothing was. Only on the operator's explicit word.
+  const bool zero_skip =
+      (options.skip.mode == backup::SkipAhead::Mode::kValues && options.skip.values == 0) ||
+      std::any_of(options.skip_by_name.begin(), options.skip_by_name.end(),
+                  [](const auto& entry) { return entry.second == 0; });
+  if (zero_skip && !force) {
+    return usage(out,
+                 "restore: --skip-ahead 0 resumes at the backup's ceilings and issues again every "
+                 "value handed out since the backup; add --force if you know none was");
   }
   const std::string manifest_path = from + "/" + std::string(backup::kManifestFile);
   std::string text;
@@ -206,6 +239,29 @@ int restore_command(int argc, char** argv, std::FILE* out) {
   if (!manifest) {
     std::fprintf(out, "restore: %s: %s\n", manifest_path.c_str(), manifest.error().message.c_str());
     return 1;
+  }
+  // The manifest must describe this very checkpoint: its store and the position it reaches.
+  if (manifest->format >= 2) {
+    auto stamp = RocksDbCounterStore::stamp_of(from);
+    if (!stamp) {
+      std::fprintf(out, "restore: %s\n", stamp.error().message.c_str());
+      return 1;
+    }
+    if (stamp->identity != manifest->store_identity ||
+        stamp->position != manifest->store_position) {
+      std::fprintf(out,
+                   "restore: refused, nothing restored: %s describes another checkpoint (store "
+                   "%s at write %llu; this one is store %s at write %llu)\n",
+                   manifest_path.c_str(), manifest->store_identity.c_str(),
+                   static_cast<unsigned long long>(manifest->store_position),
+                   stamp->identity.c_str(), static_cast<unsigned long long>(stamp->position));
+      return 2;
+    }
+  } else {
+    std::fprintf(out,
+                 "restore: %s is of format 1 (an earlier release): not bound to its checkpoint, "
+                 "it is checked against the checkpoint's own keys\n",
+                 manifest_path.c_str());
   }
   std::error_code ec;
   const bool existed = fs::exists(data_dir, ec);
@@ -262,7 +318,8 @@ int restore_command(int argc, char** argv, std::FILE* out) {
     }
     SystemClock clock;
     options.now_ms = clock.now_unix_ms();
-    auto store = RocksDbCounterStore::open(data_dir);
+    // The copied store has no mark yet (the backup's files only): restore gives it its first.
+    auto store = RocksDbCounterStore::open(data_dir, MarkPolicy::kAdopt);
     if (!store) {
       std::fprintf(out, "restore: %s\n", store.error().message.c_str());
       undo();
@@ -272,7 +329,19 @@ int restore_command(int argc, char** argv, std::FILE* out) {
                  format_utc_ms(manifest->taken_at_ms).c_str(),
                  static_cast<double>(options.now_ms - manifest->taken_at_ms) / 1000.0,
                  data_dir.c_str());
-    auto plan = backup::plan_restore(*manifest, **store, options);
+    // Every sequence, kind, ceiling, committed number and tombstone comes from the checkpoint's
+    // own keys; the manifest only has to agree with them.
+    auto derived = backup::describe_store(**store, manifest->taken_at_ms);
+    auto believed = derived ? backup::reconcile(*manifest, *derived)
+                            : DetailedResult<backup::BackupManifest>(derived.error());
+    if (!believed) {
+      std::fprintf(out, "restore: refused, nothing restored: %s\n",
+                   believed.error().message.c_str());
+      store->reset();
+      undo();
+      return believed.error().code == TicketErrc::kInvalidArgument ? 2 : 1;
+    }
+    auto plan = backup::plan_restore(*believed, **store, options);
     if (!plan) {
       std::fprintf(out, "restore: refused, nothing restored:\n%s\n", plan.error().message.c_str());
       store->reset();
@@ -300,7 +369,23 @@ int restore_command(int argc, char** argv, std::FILE* out) {
 
 OnlineBackups::OnlineBackups(Engine& engine, RocksDbCounterStore& store, std::string dir,
                              std::string data_dir)
-    : engine_(engine), store_(store), dir_(std::move(dir)), data_dir_(std::move(data_dir)) {}
+    : engine_(engine), store_(store), dir_(std::move(dir)), data_dir_(std::move(data_dir)) {
+  // Backups a crash cut short (a kill during a checkpoint) are never finished later: removed.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.starts_with("backup-") || !name.ends_with(".partial")) continue;
+    std::error_code removed;
+    fs::remove_all(e.path(), removed);
+    if (removed) {
+      log::warn("backup: cannot remove the unfinished backup '" + e.path().string() +
+                "': " + removed.message());
+    } else {
+      log::warn("backup: removed the unfinished backup '" + e.path().string() +
+                "' (a backup interrupted by a crash)");
+    }
+  }
+}
 
 void OnlineBackups::take(backup::BackupCallback done) {
   engine_.store_reads().after(std::chrono::milliseconds(0),

@@ -1,5 +1,10 @@
 #include "server/app/config_mapping.h"
 
+static_assert(ticketd::config::kDefaultMaxRate == ticketd::kDefaultMaxRate,
+              "the config and the engine agree on the default max_rate");
+static_assert(ticketd::config::kMaxMaxRate == ticketd::kMaxMaxRate,
+              "the config and the engine agree on the largest max_rate");
+
 namespace ticketd {
 
 // Each switch names every enumerator and has no default, so a new one is a compile warning
@@ -84,6 +89,7 @@ SequenceSpec to_spec(const config::SequenceConfig& s) {
   spec.offset = s.offset;
   spec.max_value = s.max_value == 0 ? kDefaultMaxValue : s.max_value;
   spec.cache = s.cache;
+  spec.max_rate = s.max_rate;
   return spec;
 }
 

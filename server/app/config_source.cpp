@@ -1,5 +1,6 @@
 #include "server/app/config_source.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <utility>
 
@@ -27,6 +28,16 @@ ReadConfig read_config(const ConfigSource& source) {
   };
   override_listen(source.mysql_listen, "--mysql-listen", cfg.mysql.listen);
   override_listen(source.http_listen, "--http-listen", cfg.http.listen);
+  for (const auto& name : source.force_grid_change) {
+    const bool configured = std::any_of(
+        cfg.sequences.begin(), cfg.sequences.end(),
+        [&](const auto& s) { return s.name == name && s.kind == config::SequenceKind::kTicket; });
+    if (loaded.config && !configured) {
+      errors.push_back("--force-grid-change " + name + ": the config has no ticket sequence '" +
+                       name + "'");
+    }
+  }
+  cfg.force_grid_change = source.force_grid_change;
   if (loaded.config) {
     for (auto& p : config::check_exposure(cfg)) errors.push_back("refusing to start: " + p);
     for (auto& p : exposed_default_hashes(cfg)) errors.push_back("refusing to start: " + p);

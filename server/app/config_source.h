@@ -10,12 +10,14 @@
 
 namespace ticketd {
 
-/// The config file and the flags that override it (--data-dir, --mysql-listen, --http-listen).
+/// The config file and the flags that override it (--data-dir, --mysql-listen, --http-listen),
+/// and the start-only --force-grid-change names (Config::force_grid_change).
 struct ConfigSource {
   std::string path;
   std::string data_dir;
   std::string mysql_listen;
   std::string http_listen;
+  std::vector<std::string> force_grid_change;
 };
 
 struct ReadConfig {

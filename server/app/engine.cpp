@@ -163,7 +163,7 @@ Engine::Engine(const config::Config& config, Storage storage)
       ha_(config.storage.engine == config::StorageEngine::kEtcd),
       storage_(std::move(storage)),
       committer_(*storage_.store, ha_ ? kEtcdMaxMutationsPerCommit : 0),
-      service_(*storage_.store, committer_),
+      service_(*storage_.store, committer_, clock_),
       rates_(service_, committer_, clock_),
       retries_(clock_),
       store_reads_(clock_),
@@ -246,7 +246,12 @@ DetailedResult<void> Engine::load() {
         }
         break;
       case config::SequenceKind::kTicket:
-        if (auto r = service_.ensure_configured(to_spec(s)); !r) {
+        const bool force =
+            std::find(config_.force_grid_change.begin(), config_.force_grid_change.end(), s.name) !=
+            config_.force_grid_change.end();
+        if (auto r = service_.ensure_configured(to_spec(s),
+                                                force ? ConfigGrid::kForce : ConfigGrid::kKeep);
+            !r) {
           return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
         }
         break;

@@ -83,6 +83,8 @@ class Engine {
   [[nodiscard]] RetryScheduler& store_reads() { return store_reads_; }
   [[nodiscard]] WorkerPoolService& workers() { return workers_; }
   [[nodiscard]] IssueRateTracker& rates() { return rates_; }
+  /// The data directory's lock; null with the etcd engine. Checked by the background tasks.
+  [[nodiscard]] DataDirLock* data_dir_lock() { return storage_.lock ? &*storage_.lock : nullptr; }
   /// The RocksDB store (checkpoints for backups); null with the etcd engine.
   [[nodiscard]] RocksDbCounterStore* rocksdb() { return storage_.rocksdb.get(); }
   /// The election's etcd client; null with RocksDB.

@@ -1,5 +1,6 @@
 #include "server/app/reload.h"
 
+#include <algorithm>
 #include <future>
 #include <map>
 #include <utility>
@@ -157,29 +158,57 @@ DetailedResult<std::vector<std::string>> Reloader::reload() {
                  "(restart to apply them): " +
                      join(fixed, ", ")};
   }
+  // Every changed ticket sequence is checked against its stored settings before anything
+  // applies, so a refused grid change leaves the whole config as it was.
+  const auto old_sequences = by_name(running_.sequences);
+  TicketService& service = engine_.service();
+  for (const auto& s : next.sequences) {
+    auto it = old_sequences.find(s.name);
+    if (it == old_sequences.end() || it->second == without_line(s)) continue;
+    if (s.kind != config::SequenceKind::kTicket) continue;
+    if (auto seq = service.find(s.name)) {
+      if (auto e = seq->check_config(to_spec(s))) {
+        return Error{e->code,
+                     "reload: sequences." + s.name + ": " + e->message + "; nothing changed"};
+      }
+    }
+  }
+  // What is in force, step by step: when a step fails, the reloader keeps what did apply (and
+  // only that) as running, so the next reload of any file compares against the truth.
+  config::Config now = running_;
   std::vector<std::string> applied;
+  const auto failed = [&](const Error& e, const std::string& what) {
+    running_ = now;
+    return Error{e.code,
+                 "reload: " + what + ": " + e.message +
+                     (applied.empty() ? "; nothing changed"
+                                      : " (applied before it: " + join(applied, ", ") + ")")};
+  };
   if (next.log_level != running_.log_level) {
     log::set_level(to_core(next.log_level));
+    now.log_level = next.log_level;
     applied.push_back("log_level");
   }
   if (next.log_format != running_.log_format) {
     // From the next line on: the "reload: applied" line is already in the new format.
     log::set_format(to_core(next.log_format));
+    now.log_format = next.log_format;
     applied.push_back("log_format");
   }
   if (next.mysql.users != running_.mysql.users ||
       next.mysql.default_auth_plugin != running_.mysql.default_auth_plugin) {
     front_ends_.login.set(login_policy(next));
+    now.mysql.users = next.mysql.users;
+    now.mysql.default_auth_plugin = next.mysql.default_auth_plugin;
     applied.push_back("mysql.users (" + std::to_string(next.mysql.users.size()) + " users)");
   }
   if (next.http.tokens != running_.http.tokens) {
     front_ends_.http_deps.tokens.set(token_verifiers(next));
+    now.http.tokens = next.http.tokens;
     applied.push_back("http.tokens (" + std::to_string(next.http.tokens.size()) + " tokens)");
   }
-  // Whatever fails from here leaves the parts before it applied; the next reload of the same
-  // file finishes the rest (each step is idempotent).
-  const auto old_sequences = by_name(running_.sequences);
-  TicketService& service = engine_.service();
+  // Each sequence applies whole or not at all (a failed write restores its old settings);
+  // the next reload of the same file finishes the rest.
   for (const auto& s : next.sequences) {
     auto it = old_sequences.find(s.name);
     const bool added = it == old_sequences.end();
@@ -190,11 +219,13 @@ DetailedResult<std::vector<std::string>> Reloader::reload() {
     } else {
       r = wait_create(service, SequenceDefinition{to_spec(s), gapless_options(s)});
     }
-    if (!r) {
-      return Error{
-          r.error().code,
-          "reload: sequences." + s.name + ": " + r.error().message +
-              (applied.empty() ? "" : " (applied before it: " + join(applied, ", ") + ")")};
+    if (!r) return failed(r.error(), "sequences." + s.name);
+    auto entry = std::find_if(now.sequences.begin(), now.sequences.end(),
+                              [&](const auto& e) { return e.name == s.name; });
+    if (entry == now.sequences.end()) {
+      now.sequences.push_back(s);
+    } else {
+      *entry = s;
     }
     applied.push_back("sequences." + s.name + (added ? " (added)" : " (settings applied)"));
   }
@@ -210,8 +241,9 @@ DetailedResult<std::vector<std::string>> Reloader::reload() {
   for (const auto& p : next.worker_pools) {
     if (old_pools.contains(p.name)) continue;
     if (auto r = engine_.workers().add_pool(to_spec(p)); !r) {
-      return Error{r.error().code, "reload: worker_pools." + p.name + ": " + r.error().message};
+      return failed(r.error(), "worker_pools." + p.name);
     }
+    now.worker_pools.push_back(p);
     applied.push_back("worker_pools." + p.name + " (added)");
   }
   running_ = next;

@@ -27,14 +27,18 @@ struct FrontEnds;
 
 /// Re-reads the config file (with the same command-line overrides) and applies what changed.
 /// A config with errors changes nothing; so does one that changes a setting that cannot apply
-/// live (named in the error); otherwise new sequences of every kind are created (ticket ones,
-/// and changed ticket ones, through ensure_configured), new worker pools added, and the MySQL
+/// live (named in the error), and so does one that moves a stored ticket sequence's
+/// increment/offset (checked for every sequence before anything applies; a grid changes only by
+/// `ticketd restride`). Otherwise new sequences of every kind are created (ticket ones, and
+/// changed ticket ones, through ensure_configured), new worker pools added, and the MySQL
 /// users, HTTP tokens, log level and log format replaced. Connections are not dropped: a MySQL
-/// connection keeps the users it logged in with, the next one sees the new. A sequence removed from
-/// the file is not dropped (that stays explicit). When a store write fails midway (a full disk),
-/// what was applied before it stays applied and the error says which; reloading the same file
-/// again finishes the rest. Thread safety: reload() may be called from any
-/// thread but blocks on store writes (never call it on an I/O thread); reloads run one at a time.
+/// connection keeps the users it logged in with, the next one sees the new. A sequence removed
+/// from the file is not dropped (that stays explicit). When a store write fails midway (a full
+/// disk), that sequence keeps its old settings in memory and on disk, what was applied before
+/// it stays applied, the error says which, and the reloader records exactly that as running:
+/// reloading the same file again finishes the rest, reverting the file undoes what applied.
+/// Thread safety: reload() may be called from any thread but blocks on store writes (never
+/// call it on an I/O thread); reloads run one at a time.
 class Reloader {
  public:
   using Done = std::function<void(DetailedResult<std::vector<std::string>>)>;

@@ -13,12 +13,14 @@
 namespace ticketd {
 
 int verify_data_dir(const std::string& dir, std::FILE* out) {
-  auto lock = DataDirLock::acquire(dir);
+  // Verify writes nothing: the directory is locked (a server cannot start meanwhile) but no
+  // file is created, and the store is checked and read read-only.
+  auto lock = DataDirLock::acquire(dir, DataDirLock::Mode::kReadOnly);
   if (!lock) {
     std::fprintf(out, "verify: %s (stop ticketd before verifying)\n", lock.error().message.c_str());
     return 3;
   }
-  auto store = RocksDbCounterStore::open(dir);
+  auto store = RocksDbCounterStore::open_verified(dir);
   if (!store) {
     // A damaged store, or one older than what was acknowledged, is a violation (the daemon
     // refuses it the same way); anything else means the directory could not be opened.

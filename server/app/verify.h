@@ -6,7 +6,9 @@
 
 namespace ticketd {
 
-/// Opens the data directory (refusing while a ticketd holds it), checks every sequence record
+/// Opens the data directory read-only (refusing while a ticketd holds it; nothing in it is
+/// created or written), runs the checks a start runs (a store below, without, or with another
+/// store's durable mark is a violation), checks every sequence record
 /// and every gapless sequence's invariants, and prints one line per sequence and per violation
 /// to `out`. Returns 0 when everything holds, 1 on a violation, 3 when the directory cannot be
 /// opened.

@@ -1,10 +1,14 @@
 #include "server/backup/manifest.h"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
+#include <array>
 #include <boost/json.hpp>
 #include <map>
 #include <utility>
 
+#include "server/base/hex.h"
 #include "server/base/parse_int.h"
 #include "server/base/utc_time.h"
 #include "server/core/gapless_sequence.h"
@@ -67,6 +71,7 @@ json::object sequence_json(const BackedUpSequence& s) {
   if (s.kind == SequenceKind::kTicket) {
     o["ceiling"] = u64(s.ceiling);
     o["peak_per_minute"] = u64(s.peak_per_minute);
+    if (!s.tombstone) o["max_rate"] = u64(s.max_rate);
   }
   if (s.kind == SequenceKind::kGapless) {
     if (s.committed_below) o["committed_below"] = u64(*s.committed_below);
@@ -119,6 +124,7 @@ DetailedResult<BackedUpSequence> decode_sequence(const json::value& v) {
     if (!ceiling) return bad("ticket sequence '" + s.name + "' without a ceiling");
     s.ceiling = *ceiling;
     s.peak_per_minute = read_u64(o, "peak_per_minute").value_or(0);
+    s.max_rate = read_u64(o, "max_rate").value_or(kDefaultMaxRate);
   }
   if (s.kind == SequenceKind::kGapless) {
     s.committed_below = read_u64(o, "committed_below");
@@ -131,9 +137,11 @@ DetailedResult<BackedUpSequence> decode_sequence(const json::value& v) {
 
 }  // namespace
 
-std::string encode_manifest(const BackupManifest& m, std::string_view path) {
+namespace {
+
+// The manifest's fields, in order, without "path" and "checksum".
+json::object manifest_object(const BackupManifest& m) {
   json::object o;
-  if (!path.empty()) o["path"] = path;
   o["format"] = m.format;
   o["id"] = m.id;
   o["taken_at"] = format_utc_ms(m.taken_at_ms);
@@ -141,14 +149,43 @@ std::string encode_manifest(const BackupManifest& m, std::string_view path) {
   o["ticketd_version"] = m.ticketd_version;
   o["source"] = m.source;
   o["online"] = m.online;
+  if (m.format >= 2) {
+    o["store_identity"] = m.store_identity;
+    o["store_position"] = u64(m.store_position);
+  }
   json::array sequences;
   for (const auto& s : m.sequences) sequences.push_back(sequence_json(s));
   o["sequences"] = std::move(sequences);
   o["worker_records"] = m.worker_records;
+  return o;
+}
+
+std::string pretty_text(json::object o) {
   std::string out;
   pretty(json::value(std::move(o)), out, 0);
   out += '\n';
   return out;
+}
+
+std::string sha256_hex(std::string_view text) {
+  std::array<std::uint8_t, 32> digest{};
+  unsigned int n = 0;
+  EVP_Digest(text.data(), text.size(), digest.data(), &n, EVP_sha256(), nullptr);
+  return to_hex(digest);
+}
+
+std::string checksum_of(const BackupManifest& m) {
+  return "sha256:" + sha256_hex(pretty_text(manifest_object(m)));
+}
+
+}  // namespace
+
+std::string encode_manifest(const BackupManifest& m, std::string_view path) {
+  json::object o;
+  if (!path.empty()) o["path"] = path;
+  for (auto& [k, v] : manifest_object(m)) o[k] = v;
+  if (m.format >= 2) o["checksum"] = checksum_of(m);
+  return pretty_text(std::move(o));
 }
 
 DetailedResult<BackupManifest> decode_manifest(std::string_view text) {
@@ -158,8 +195,18 @@ DetailedResult<BackupManifest> decode_manifest(std::string_view text) {
   const auto& o = v.as_object();
   BackupManifest m;
   const auto format = read_u64(o, "format");
-  if (!format || *format != static_cast<std::uint64_t>(kManifestFormat)) {
-    return bad("format is not " + std::to_string(kManifestFormat));
+  if (!format || *format < 1 || *format > static_cast<std::uint64_t>(kManifestFormat)) {
+    return bad("format is not 1 or " + std::to_string(kManifestFormat));
+  }
+  m.format = static_cast<int>(*format);
+  if (m.format >= 2) {
+    const auto* identity = o.if_contains("store_identity");
+    const auto position = read_u64(o, "store_position");
+    if (identity == nullptr || !identity->is_string() || !position) {
+      return bad("no store_identity / store_position (the checkpoint it describes)");
+    }
+    m.store_identity = std::string(identity->as_string());
+    m.store_position = *position;
   }
   const auto* taken = o.if_contains("taken_at_ms");
   if (taken == nullptr || !taken->is_int64()) return bad("no taken_at_ms");
@@ -183,6 +230,13 @@ DetailedResult<BackupManifest> decode_manifest(std::string_view text) {
     auto s = decode_sequence(item);
     if (!s) return s.error();
     m.sequences.push_back(std::move(*s));
+  }
+  if (m.format >= 2) {
+    const auto* sum = o.if_contains("checksum");
+    if (sum == nullptr || !sum->is_string()) return bad("no checksum");
+    if (std::string_view(sum->as_string()) != checksum_of(m)) {
+      return bad("the checksum does not match its contents: the manifest was edited or damaged");
+    }
   }
   return m;
 }
@@ -215,6 +269,7 @@ DetailedResult<BackupManifest> describe_store(CounterStore& store, std::int64_t 
     s.offset = r->spec.offset;
     s.max_value = r->spec.max_value;
     s.cache = r->spec.cache;
+    s.max_rate = r->spec.max_rate;
     s.ceiling = r->ceiling;
   }
   auto tombs = store.scan(kTombstonePrefix);
@@ -314,6 +369,93 @@ DetailedResult<BackupManifest> describe_store(CounterStore& store, std::int64_t 
   m.worker_records = workers->size();
   for (auto& [_, s] : by_name) m.sequences.push_back(std::move(s));
   return m;
+}
+
+DetailedResult<BackupManifest> reconcile(const BackupManifest& manifest,
+                                         const BackupManifest& derived) {
+  std::vector<std::string> problems;
+  std::map<std::string, const BackedUpSequence*> listed;
+  for (const auto& s : manifest.sequences) listed.emplace(s.name, &s);
+  BackupManifest out = manifest;
+  out.sequences.clear();
+  out.worker_records = derived.worker_records;
+  const auto n = [](std::optional<std::uint64_t> v) {
+    return v ? std::to_string(*v) : std::string("none");
+  };
+  for (const auto& d : derived.sequences) {
+    auto it = listed.find(d.name);
+    if (it == listed.end()) {
+      problems.push_back("the checkpoint holds " + std::string(kind_name(d.kind)) + " sequence '" +
+                         d.name + "', which the manifest leaves out");
+      continue;
+    }
+    const BackedUpSequence& m = *it->second;
+    listed.erase(it);
+    BackedUpSequence merged = d;
+    const auto differ = [&](std::string_view field, const std::string& stored,
+                            const std::string& claimed) {
+      if (stored == claimed) return;
+      problems.push_back("sequence '" + d.name + "': the manifest says " + std::string(field) +
+                         " " + claimed + ", the checkpoint " + stored);
+    };
+    differ("kind", std::string(kind_name(d.kind)), std::string(kind_name(m.kind)));
+    differ("dropped", d.tombstone ? "yes" : "no", m.tombstone ? "yes" : "no");
+    if (d.kind == SequenceKind::kTicket) {
+      differ("ceiling", std::to_string(d.ceiling), std::to_string(m.ceiling));
+      differ("peak_per_minute", std::to_string(d.peak_per_minute),
+             std::to_string(m.peak_per_minute));
+      differ("max_rate", std::to_string(d.max_rate), std::to_string(m.max_rate));
+    }
+    if (d.kind == SequenceKind::kGapless) {
+      differ("committed_below", n(d.committed_below), n(m.committed_below));
+      differ("highest_committed", n(d.highest_committed), n(m.highest_committed));
+      differ("highest_reserved", n(d.highest_reserved), n(m.highest_reserved));
+      differ("reserved", std::to_string(d.reserved), std::to_string(m.reserved));
+    }
+    if (d.grid_known && m.grid_known) {
+      const auto grid = [](const BackedUpSequence& s) {
+        return std::to_string(s.start) + "/" + std::to_string(s.increment) + "/" +
+               std::to_string(s.offset) + "/" + std::to_string(s.max_value) + "/" +
+               std::to_string(s.cache);
+      };
+      differ("start/increment/offset/max_value/cache", grid(d), grid(m));
+    } else if (!d.grid_known && m.grid_known) {
+      // Not stored (a gapless sequence configured but never defined at run time): the
+      // manifest's grid, from the config it was served with, is all there is.
+      merged.grid_known = true;
+      merged.start = m.start;
+      merged.increment = m.increment;
+      merged.offset = m.offset;
+      merged.max_value = m.max_value;
+      merged.cache = m.cache;
+    }
+    out.sequences.push_back(std::move(merged));
+  }
+  for (const auto& [name, m] : listed) {
+    // Served but with nothing stored: only kinds whose restore needs no stored number.
+    const bool nothing_to_store =
+        !m->tombstone && (m->kind == SequenceKind::kUuidV7 || m->kind == SequenceKind::kSnowflake ||
+                          (m->kind == SequenceKind::kGapless && !m->committed_below &&
+                           !m->highest_committed && !m->highest_reserved && m->reserved == 0));
+    if (!nothing_to_store) {
+      problems.push_back("the manifest lists " + std::string(kind_name(m->kind)) +
+                         (m->tombstone ? " tombstone" : " sequence") + " '" + name +
+                         "' with stored state, which the checkpoint does not hold");
+      continue;
+    }
+    out.sequences.push_back(*m);
+  }
+  std::sort(out.sequences.begin(), out.sequences.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  if (!problems.empty()) {
+    std::string message =
+        "the manifest (" + std::string(kManifestFile) +
+        ") disagrees with the checkpoint it describes; a restore trusts the checkpoint's own "
+        "keys and refuses:";
+    for (const auto& p : problems) message += "\n" + p;
+    return Error{TicketErrc::kInvalidArgument, message};
+  }
+  return out;
 }
 
 }  // namespace ticketd::backup

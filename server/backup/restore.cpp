@@ -52,23 +52,42 @@ DetailedResult<RestorePlan> plan_restore(const BackupManifest& manifest, Counter
   const std::int64_t elapsed_ms = std::max<std::int64_t>(0, options.now_ms - manifest.taken_at_ms);
   const double elapsed_s = static_cast<double>(elapsed_ms) / 1000.0;
 
-  // How many values to skip for a ticket sequence or tombstone, and the reason.
-  auto skip_for = [&](const BackedUpSequence& s,
-                      std::uint64_t cache) -> std::pair<u128, std::string> {
+  // How many values to skip for a ticket sequence or tombstone, and the reason; `bound` when
+  // the skip is auto's proven bound (which must fit below max_value).
+  struct Skip {
+    u128 values;
+    std::string why;
+    bool bound = false;
+  };
+  auto skip_for = [&](const BackedUpSequence& s, const SequenceSpec& spec) -> Skip {
     if (auto it = options.skip_by_name.find(s.name); it != options.skip_by_name.end()) {
       return {it->second, "--skip-ahead " + s.name + "=" + std::to_string(it->second)};
     }
-    if (!options.skip.automatic) {
-      return {options.skip.values, "--skip-ahead " + std::to_string(options.skip.values)};
+    switch (options.skip.mode) {
+      case SkipAhead::Mode::kValues:
+        return {options.skip.values, "--skip-ahead " + std::to_string(options.skip.values)};
+      case SkipAhead::Mode::kPeak: {
+        const double per_second = static_cast<double>(s.peak_per_minute) / 60.0;
+        const double by_rate = std::ceil(2.0 * per_second * elapsed_s);
+        const u128 rate_values = by_rate >= 1.8e19 ? kU64Max : static_cast<u128>(by_rate);
+        const u128 cache_values = u128{2} * spec.cache;
+        return {std::max(rate_values, cache_values),
+                "peak (an estimate, not a bound): max(2 x peak " + fixed1(per_second) + "/s x " +
+                    fixed1(elapsed_s) + " s since the backup, 2 x cache " +
+                    std::to_string(spec.cache) + ")"};
+      }
+      case SkipAhead::Mode::kBound:
+        break;
     }
-    const double per_second = static_cast<double>(s.peak_per_minute) / 60.0;
-    const double by_rate = std::ceil(2.0 * per_second * elapsed_s);
-    const u128 rate_values = by_rate >= 1.8e19 ? kU64Max : static_cast<u128>(by_rate);
-    const u128 cache_values = u128{2} * cache;
-    const std::string why = "auto: max(2 x peak " + fixed1(per_second) + "/s x " +
-                            fixed1(elapsed_s) + " s since the backup, 2 x cache " +
-                            std::to_string(cache) + ")";
-    return {std::max(rate_values, cache_values), why};
+    // Values raised in any interval stay within max_rate x its length plus one window: the
+    // time since the backup (with a margin for this host's clock) plus the window bounds them.
+    const u128 span_us = u128(elapsed_ms + kRestoreClockMarginMs) * 1000 + rate_window_us(spec);
+    const u128 values = (span_us * spec.max_rate + 999999) / 1000000;
+    return {values,
+            "auto: max_rate " + std::to_string(spec.max_rate) + "/s x (" + fixed1(elapsed_s) +
+                " s since the backup + " + fixed1(static_cast<double>(rate_window_us(spec)) / 1e6) +
+                " s window + " + std::to_string(kRestoreClockMarginMs / 1000) + " s clock margin)",
+            true};
   };
   // The new ceiling: old + skip × increment, up onto the grid, at most max_value.
   struct Raised {
@@ -96,8 +115,10 @@ DetailedResult<RestorePlan> plan_restore(const BackupManifest& manifest, Counter
 
   for (const auto& s : manifest.sequences) {
     if (s.kind == SequenceKind::kTicket && s.tombstone) {
-      auto [skip, why] = skip_for(s, kDefaultCacheForTombstones);
-      const auto r = raise(s.ceiling, skip, 1, 0, UINT64_MAX);
+      // A name re-created after the backup issues at most at the default max_rate.
+      const auto skip = skip_for(s, SequenceSpec{.cache = kDefaultCacheForTombstones});
+      const auto& why = skip.why;
+      const auto r = raise(s.ceiling, skip.values, 1, 0, UINT64_MAX);
       plan.mutations.push_back(Mutation{tombstone_key(s.name), encode_tombstone(r.ceiling)});
       plan.steps.push_back({s.name, "tombstone_restored_skip",
                             "dropped name: ceiling " + std::to_string(s.ceiling) + " -> " +
@@ -112,9 +133,21 @@ DetailedResult<RestorePlan> plan_restore(const BackupManifest& manifest, Counter
         continue;
       }
       SequenceRecord rec = it->second;
-      auto [skip, why] = skip_for(s, rec.spec.cache);
+      const auto skip = skip_for(s, rec.spec);
+      const auto& why = skip.why;
       const auto r =
-          raise(rec.ceiling, skip, rec.spec.increment, rec.spec.offset, rec.spec.max_value);
+          raise(rec.ceiling, skip.values, rec.spec.increment, rec.spec.offset, rec.spec.max_value);
+      if (r.exhausted && skip.bound) {
+        refusals.push_back(
+            "ticket sequence '" + s.name + "': --skip-ahead auto needs " +
+            std::to_string(static_cast<std::uint64_t>(std::min(skip.values, kU64Max))) +
+            " values (" + why + "), more than fit below its max_value " +
+            std::to_string(rec.spec.max_value) + " from the backup's ceiling " +
+            std::to_string(rec.ceiling) + ": give --skip-ahead " + s.name +
+            "=N, N at least the values it issued since the backup (or lower its max_rate "
+            "before the next backup)");
+        continue;
+      }
       const std::uint64_t before = rec.ceiling;
       rec.ceiling = std::max(rec.ceiling, r.ceiling);
       plan.mutations.push_back(Mutation{sequence_key(s.name), encode_record(rec)});

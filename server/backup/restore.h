@@ -14,12 +14,20 @@ namespace ticketd::backup {
 
 /// How far a ticket sequence's ceiling moves past the backup's, counted in values of the
 /// sequence (a skip of N moves the ceiling by N × increment, then up onto the grid).
-/// `automatic`: max(2 × peak rate × seconds since the backup, 2 × cache) values, the peak being
-/// the busiest minute of the 30 days before the backup.
+/// kBound ("auto", the default): max_rate × (seconds since the backup + the rate window + a
+/// clock margin) values, the most the sequence can have issued since (TicketSequence enforces
+/// max_rate on every ceiling raise); refused when it does not fit below max_value.
+/// kPeak ("peak", warned): max(2 × peak rate × seconds since the backup, 2 × cache) values, the
+/// peak being the busiest minute of the 30 days before the backup: an estimate, not a bound.
+/// kValues: exactly `values`.
 struct SkipAhead {
-  bool automatic = true;
+  enum class Mode { kBound, kPeak, kValues };
+  Mode mode = Mode::kBound;
   std::uint64_t values = 0;
 };
+
+/// The margin kBound adds for a restore host's clock that runs behind the backup's.
+inline constexpr std::int64_t kRestoreClockMarginMs = 60000;
 
 struct RestoreOptions {
   SkipAhead skip;                                     // every ticket sequence and tombstone
@@ -45,8 +53,9 @@ struct RestorePlan {
 
 /// Plans the restore of `manifest` into `restored` (a fresh copy of the backup, opened). Reads
 /// the copy's ticket records, tombstones and gapless state and returns what to write:
-/// - ticket sequences and tombstones: ceilings raised by the skip, onto the grid, at most to
-///   max_value (such a sequence is then exhausted, and the step says so);
+/// - ticket sequences and tombstones: ceilings raised by the skip, onto the grid; an explicit
+///   skip stops at max_value (the sequence is then exhausted, and the step says so), the
+///   bound (auto) that does not fit below max_value is refused, asking for a number;
 /// - gapless sequences: only with a stated last number, which must be on the grid and at or above
 ///   every number the backup shows committed; the state becomes "everything up to it committed",
 ///   reservations dropped, voids kept;

@@ -53,4 +53,10 @@ class SystemClock final : public Clock {
   }
 };
 
+/// One SystemClock for whoever is not given another (the default of constructors).
+[[nodiscard]] inline const Clock& system_clock() {
+  static const SystemClock clock;
+  return clock;
+}
+
 }  // namespace ticketd

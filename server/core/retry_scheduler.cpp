@@ -4,14 +4,6 @@
 #include <utility>
 
 namespace ticketd {
-namespace {
-
-const Clock& system_clock() {
-  static const SystemClock clock;
-  return clock;
-}
-
-}  // namespace
 
 RetryScheduler::RetryScheduler() : RetryScheduler(system_clock()) {}
 

@@ -24,6 +24,10 @@ std::string encode_record(const SequenceRecord& r) {
       .add("max_value", r.spec.max_value)
       .add("cache", r.spec.cache)
       .add("ceiling", r.ceiling);
+  // Written only when not the default / when set: a record from before max_rate existed is
+  // written byte for byte as it was.
+  if (r.spec.max_rate != kDefaultMaxRate) w.add("max_rate", r.spec.max_rate);
+  if (r.rate_tat_us != 0) w.add("rate_tat_us", r.rate_tat_us);
   // Written only when set, so a record that never took part in a restride reads as before (and
   // an older ticketd reading a restrided one ignores the keys it does not know).
   if (r.fence != 0) w.add("fence", r.fence);
@@ -45,6 +49,14 @@ std::optional<SequenceRecord> decode_record(std::string_view name, std::string_v
        {std::pair{"start", &r.spec.start}, std::pair{"increment", &r.spec.increment},
         std::pair{"offset", &r.spec.offset}, std::pair{"max_value", &r.spec.max_value},
         std::pair{"cache", &r.spec.cache}, std::pair{"ceiling", &r.ceiling}}) {
+    const auto value = rec->get_u64(key);
+    if (!value) return std::nullopt;
+    *target = *value;
+  }
+  // Records written before max_rate existed: the default bound, and a full allowance.
+  for (auto [key, target] :
+       {std::pair{"max_rate", &r.spec.max_rate}, std::pair{"rate_tat_us", &r.rate_tat_us}}) {
+    if (!rec->get(key)) continue;
     const auto value = rec->get_u64(key);
     if (!value) return std::nullopt;
     *target = *value;

@@ -21,6 +21,9 @@ struct SequenceRecord {
   std::uint64_t fence = 0;
   /// The grid (increment/offset) was set by a restride: it wins over the config's at start.
   bool restrided = false;
+  /// Where the sequence's max_rate allowance stands (microseconds since the Unix epoch, the
+  /// theoretical arrival time of GCRA): kept with the ceiling so a restart does not refill it.
+  std::uint64_t rate_tat_us = 0;
   friend bool operator==(const SequenceRecord&, const SequenceRecord&) = default;
 };
 

@@ -1,5 +1,6 @@
 #include "server/core/sequence_spec.h"
 
+#include <algorithm>
 #include <string>
 
 #include "server/base/utf8.h"
@@ -57,7 +58,18 @@ std::string validate(const SequenceSpec& spec) {
   if (spec.start < 1) return "start must be at least 1";
   if (spec.max_value < spec.start) return "max_value must not be less than start";
   if (!in(spec.cache, kMaxCache)) return "cache must be 1.." + std::to_string(kMaxCache);
+  if (!in(spec.max_rate, kMaxMaxRate)) {
+    return "max_rate must be 1.." + std::to_string(kMaxMaxRate);
+  }
   return {};
+}
+
+std::uint64_t rate_window_us(const SequenceSpec& spec) {
+  const std::uint64_t rate = std::max<std::uint64_t>(spec.max_rate, 1);
+  const unsigned __int128 one_write = spec.cache + kMaxIdsPerCall;
+  const auto for_one_write =
+      static_cast<std::uint64_t>((one_write * 1000000 + rate - 1) / rate);  // rounded up
+  return std::max<std::uint64_t>(1000000, for_one_write);
 }
 
 }  // namespace ticketd

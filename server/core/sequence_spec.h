@@ -28,6 +28,11 @@ inline constexpr std::uint64_t kDefaultMaxValue = std::numeric_limits<std::int64
 inline constexpr std::uint64_t kMaxIncrement = 65535;
 /// Values reserved by one durable write.
 inline constexpr std::uint64_t kMaxCache = 1000000000;
+/// The most values per second a ticket sequence hands out unless its `max_rate` says otherwise.
+/// Enforced on every ceiling raise (TicketSequence), so that a restore knows how far a counter
+/// can have run since a backup: elapsed time × max_rate (docs/durability.md).
+inline constexpr std::uint64_t kDefaultMaxRate = 100000000;
+inline constexpr std::uint64_t kMaxMaxRate = 1000000000000;
 /// IDs one call may take: HTTP `next` and blocks, MySQL multi-row REPLACE and `NEXT n VALUES`.
 inline constexpr std::uint64_t kMaxIdsPerCall = 100000;
 
@@ -42,6 +47,9 @@ struct SequenceSpec {
   std::uint64_t offset = 1;
   std::uint64_t max_value = kDefaultMaxValue;
   std::uint64_t cache = 1000;
+  /// Values per second the sequence may hand out at most (over any window, plus one burst of
+  /// rate_window_us()); ticket sequences only.
+  std::uint64_t max_rate = kDefaultMaxRate;
 
   friend bool operator==(const SequenceSpec&, const SequenceSpec&) = default;
 };
@@ -57,6 +65,11 @@ struct SequenceSpec {
 /// Checks the invariants of a spec (the name through validate_name); returns a message naming
 /// the first problem, or empty.
 [[nodiscard]] std::string validate(const SequenceSpec& spec);
+
+/// The burst a ticket sequence may issue above `max_rate` × time, as a window in microseconds:
+/// at least a second, and long enough for one write's worth (a full cache plus the largest
+/// call) at the rate, so a single request is never refused for its size alone.
+[[nodiscard]] std::uint64_t rate_window_us(const SequenceSpec& spec);
 
 /// An arithmetic progression of issued values: first, first+step, ..., count of them.
 struct Block {

@@ -18,9 +18,10 @@ u128 align_up(u128 v, std::uint64_t increment, std::uint64_t offset) {
   return v + add;
 }
 
-TicketSequence::TicketSequence(SequenceRecord record, GroupCommitter& committer)
-    : name_(record.spec.name), committer_(committer), spec_(std::move(record.spec)) {
+TicketSequence::TicketSequence(SequenceRecord record, GroupCommitter& committer, const Clock& clock)
+    : name_(record.spec.name), committer_(committer), clock_(clock), spec_(std::move(record.spec)) {
   durable_ceiling_ = record.ceiling;
+  rate_tat_us_ = record.rate_tat_us;
   highest_target_ = record.ceiling;
   fence_ = record.fence;
   restrided_ = record.restrided;
@@ -62,6 +63,26 @@ Error TicketSequence::exhausted_error() const {
   }
   return Error{TicketErrc::kExhausted, "sequence '" + name_ + "' is exhausted: max_value " +
                                            std::to_string(spec_.max_value) + " reached"};
+}
+
+Error TicketSequence::rate_error() const {
+  return Error{TicketErrc::kRetryLater,
+               "sequence '" + name_ + "' is issuing faster than its max_rate of " +
+                   std::to_string(spec_.max_rate) +
+                   " values per second (the bound a restore from a backup relies on); retry"};
+}
+
+std::uint64_t TicketSequence::now_us() const {
+  const std::int64_t ms = clock_.now_unix_ms();
+  return ms <= 0 ? 0 : static_cast<std::uint64_t>(ms) * 1000;
+}
+
+std::uint64_t TicketSequence::rate_budget_locked(std::uint64_t now) const {
+  const u128 base = std::max(rate_tat_us_, now);
+  const u128 horizon = u128{now} + rate_window_us(spec_);
+  if (base >= horizon) return 0;
+  const u128 values = (horizon - base) * spec_.max_rate / 1000000;
+  return static_cast<std::uint64_t>(std::min<u128>(values, ~std::uint64_t{0}));
 }
 
 std::optional<Block> TicketSequence::try_take(std::uint64_t count) {
@@ -126,6 +147,12 @@ void TicketSequence::take_impl(std::uint64_t count, BlockRecorder record, BlockC
     done(exhausted_error());
     return;
   }
+  // At max_rate already: refused without a write (a retrying client costs no fsync).
+  if (waiters_.empty() && !write_in_flight_ && count > rate_budget_locked(now_us())) {
+    lock.unlock();
+    done(rate_error());
+    return;
+  }
   enqueue_locked(Waiter{count, std::move(done), std::move(record)}, lock);
 }
 
@@ -173,29 +200,100 @@ void TicketSequence::advance_locked(u128 next, BlockCallback done,
   enqueue_locked(Waiter{0, std::move(done)}, lock);
 }
 
-void TicketSequence::update_spec(const SequenceSpec& spec, BlockCallback done) {
+DetailedResult<std::pair<SequenceSpec, ConfigOutcome>> TicketSequence::plan_config_locked(
+    const SequenceSpec& configured, bool force_grid) const {
+  if (auto e = grid_change_refused_locked()) return std::move(*e);
+  ConfigOutcome outcome{.before = spec_};
+  SequenceSpec wanted = spec_;
+  wanted.max_value = configured.max_value;
+  wanted.cache = configured.cache;
+  wanted.max_rate = configured.max_rate;
+  // A start below the stored one never moves the sequence back.
+  wanted.start = std::max(configured.start, spec_.start);
+  const bool grid_differs =
+      configured.increment != spec_.increment || configured.offset != spec_.offset;
+  const auto grid = [](const SequenceSpec& s) {
+    return "increment " + std::to_string(s.increment) + " offset " + std::to_string(s.offset);
+  };
+  if (grid_differs) {
+    if (fence_ != 0) {
+      return Error{TicketErrc::kInvalidArgument,
+                   "sequence '" + name_ + "' is fenced at " + std::to_string(fence_) +
+                       " for a restride; the config's " + grid(configured) +
+                       " cannot replace its " + grid(spec_) +
+                       " (finish it with `ticketd restride`: docs/restride.md)"};
+    }
+    if (force_grid) {
+      wanted.increment = configured.increment;
+      wanted.offset = configured.offset;
+      outcome.grid_forced = true;
+    } else if (restrided_) {
+      outcome.grid_kept = true;
+    } else {
+      return Error{
+          TicketErrc::kInvalidArgument,
+          "sequence '" + name_ + "': the config says " + grid(configured) + ", the store " +
+              grid(spec_) +
+              "; a grid change is never a config edit (servers sharing the value space would "
+              "issue the same values): use `ticketd restride` (docs/restride.md), or start "
+              "with --force-grid-change " +
+              name_ + " if no other server shares it"};
+    }
+  }
+  if (auto problem = validate(wanted); !problem.empty()) {
+    return Error{TicketErrc::kInvalidArgument, "sequence '" + name_ + "': " + problem};
+  }
+  outcome.after = wanted;
+  outcome.changed = !(wanted == spec_);
+  return std::pair{wanted, outcome};
+}
+
+std::optional<Error> TicketSequence::check_config(const SequenceSpec& configured) const {
+  std::lock_guard lock(mutex_);
+  auto plan = plan_config_locked(configured, false);
+  if (!plan) return plan.error();
+  return std::nullopt;
+}
+
+void TicketSequence::apply_config(const SequenceSpec& configured, bool force_grid,
+                                  ConfigCallback done) {
   std::unique_lock lock(mutex_);
-  if (dropped_) {
+  auto plan = plan_config_locked(configured, force_grid);
+  if (!plan) {
     lock.unlock();
-    done(Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"});
+    done(plan.error());
     return;
   }
-  spec_.start = spec.start;
-  spec_.increment = spec.increment;
-  spec_.offset = spec.offset;
-  spec_.max_value = spec.max_value;
-  spec_.cache = spec.cache;
-  // A changed increment/offset applies to future values only, and never below the ceiling.
-  next_ =
-      align_up(std::max<u128>(next_, u128{durable_ceiling_} + 1), spec_.increment, spec_.offset);
-  spec_dirty_ = true;
-  enqueue_locked(Waiter{0, std::move(done)}, lock);
+  const SequenceSpec wanted = plan->first;
+  const ConfigOutcome outcome = plan->second;
+  if (!outcome.changed) {
+    lock.unlock();
+    done(outcome);
+    return;
+  }
+  grid_undo_ = GridUndo{spec_, next_, fence_, restrided_, spec_dirty_};
+  spec_ = wanted;
+  if (outcome.grid_forced) {
+    // Values up to every ceiling written or in flight may be out on the old grid.
+    next_ = align_up(std::max<u128>(next_, u128{std::max(durable_ceiling_, highest_target_)} + 1),
+                     spec_.increment, spec_.offset);
+    restrided_ = false;
+  } else {
+    next_ = std::max(next_, align_up(spec_.start, spec_.increment, spec_.offset));
+  }
+  change_grid_locked(
+      [outcome, done = std::move(done)](DetailedResult<Block> b) {
+        if (!b) return done(b.error());
+        done(outcome);
+      },
+      lock);
 }
 
 std::optional<Error> TicketSequence::grid_change_refused_locked() const {
   if (dropped_) return Error{TicketErrc::kUnknownSequence, "sequence '" + name_ + "' was dropped"};
   if (grid_undo_) {
-    return Error{TicketErrc::kRetryLater, "a fence or restride of '" + name_ + "' is in progress"};
+    return Error{TicketErrc::kRetryLater,
+                 "a fence, restride or config change of '" + name_ + "' is in progress"};
   }
   return std::nullopt;
 }
@@ -267,7 +365,7 @@ void TicketSequence::change_grid_locked(BlockCallback done, std::unique_lock<std
   // The change rides in the next write of the sequence record. Its waiter keeps every take
   // behind it (the fast path needs an empty queue), so nothing is issued until it is durable.
   spec_dirty_ = true;
-  enqueue_locked(Waiter{0, std::move(done)}, lock);
+  enqueue_locked(Waiter{.count = 0, .done = std::move(done), .carries_change = true}, lock);
 }
 
 void TicketSequence::enqueue_locked(Waiter w, std::unique_lock<std::mutex>& lock) {
@@ -284,6 +382,7 @@ void TicketSequence::maybe_prefetch_locked(std::unique_lock<std::mutex>& lock) {
   // with multiplications because a 128-bit division costs as much as the rest of the hot path.
   const u128 span = next_ > durable_ceiling_ ? 0 : u128{durable_ceiling_} - next_ + spec_.increment;
   if (span * 2 >= u128{spec_.cache} * spec_.increment) return;
+  if (rate_budget_locked(now_us()) == 0) return;  // at max_rate: the next take waits for it
   start_write_locked(lock);
 }
 
@@ -297,36 +396,67 @@ void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
   bool took_values = false;
   const u128 before = next_;
   u128 needed = next_ - 1;
+  // max_rate: the values this write's takes and prefetch add count against the allowance.
+  // Only what a take needs above the ceiling already written (or moved by an advance) counts.
+  const std::uint64_t now = now_us();
+  const std::uint64_t budget = rate_budget_locked(now);
+  std::uint64_t spent = 0;
+  u128 covered = highest_target_;
   for (auto& w : waiters_) {
     w.assigned = true;
     if (w.count == 0) {
       w.block = Block{static_cast<std::uint64_t>(std::min<u128>(next_, ~std::uint64_t{0})),
                       spec_.increment, 0};
       needed = std::max(needed, next_ - 1);
+      covered = std::max(covered, next_ - 1);
       continue;
     }
     if (exceeds_max_locked(w.count)) {
       w.exhausted = true;
       continue;
     }
+    const u128 last = next_ + u128{w.count - 1} * spec_.increment;
+    const u128 grows =
+        last > covered ? (last - covered + spec_.increment - 1) / spec_.increment : 0;
+    if (grows > budget - spent) {
+      w.rate_limited = true;
+      continue;
+    }
+    spent += static_cast<std::uint64_t>(grows);
+    covered = std::max(covered, last);
     w.block = issue_locked(w.count);
     took_values = true;
     needed = std::max<u128>(needed, w.block.last());
     if (w.record) mutations.push_back(w.record(w.block));
   }
   u128 target = needed;
-  if (took_values) target += u128{spec_.cache - 1} * spec_.increment;
-  if (waiters_.empty()) target = u128{highest_target_} + u128{spec_.cache} * spec_.increment;
+  if (took_values) {
+    const std::uint64_t ahead = std::min<std::uint64_t>(spec_.cache - 1, budget - spent);
+    spent += ahead;
+    target += u128{ahead} * spec_.increment;
+  }
+  if (waiters_.empty()) {
+    const std::uint64_t ahead = std::min<std::uint64_t>(spec_.cache, budget);
+    spent += ahead;
+    target = u128{highest_target_} + u128{ahead} * spec_.increment;
+  }
   target = std::min<u128>(target, limit_locked());
   target = std::max<u128>(target, highest_target_);
+  rollback_tat_us_ = rate_tat_us_;
+  if (spent != 0) {
+    const u128 cost = (u128{spent} * 1000000 + spec_.max_rate - 1) / spec_.max_rate;
+    rate_tat_us_ = static_cast<std::uint64_t>(
+        std::min<u128>(u128{std::max(rate_tat_us_, now)} + cost, ~std::uint64_t{0}));
+  }
   const auto ceiling = static_cast<std::uint64_t>(target);
   highest_target_ = ceiling;
   write_in_flight_ = true;
   if (grid_undo_ && spec_dirty_) grid_change_in_write_ = true;
   spec_dirty_ = false;
   rollback_next_ = took_values ? std::optional<u128>(before) : std::nullopt;
-  mutations.front() = Mutation{sequence_key(name_),
-                               encode_record(SequenceRecord{spec_, ceiling, fence_, restrided_})};
+  mutations.front() =
+      Mutation{sequence_key(name_),
+               encode_record(SequenceRecord{spec_, ceiling, fence_, restrided_, rate_tat_us_})};
   lock.unlock();
   committer_.submit(std::move(mutations),
                     [self = shared_from_this(), ceiling](const DetailedResult<void>& r) {
@@ -349,6 +479,7 @@ void TicketSequence::on_written(std::uint64_t target, const DetailedResult<void>
       for (auto& w : waiters_) completions.emplace_back(std::move(w.done), e);
       waiters_.clear();
       highest_target_ = durable_ceiling_;
+      rate_tat_us_ = rollback_tat_us_;  // nothing of this write was handed out
       // The values taken for this write were never handed out (nothing is while assigned
       // waiters are queued): issuance continues with them.
       if (rollback) {
@@ -381,14 +512,16 @@ void TicketSequence::on_written(std::uint64_t target, const DetailedResult<void>
         } else if (w.assigned) {
           if (w.exhausted) {
             completions.emplace_back(std::move(w.done), exhausted_error());
+          } else if (w.rate_limited) {
+            completions.emplace_back(std::move(w.done), rate_error());
           } else {
             completions.emplace_back(std::move(w.done), w.block);
           }
         } else if (w.count > 0 && exceeds_max_locked(w.count)) {
           completions.emplace_back(std::move(w.done), exhausted_error());
-        } else if (!w.record && fits_locked(w.count)) {
+        } else if (!w.record && !w.carries_change && fits_locked(w.count)) {
           // Queued while the write was in flight and covered by it. A waiter with a record
-          // is never answered here: its record goes into the next write.
+          // or a settings change is never answered here: they go into the next write.
           if (w.count == 0) {
             completions.emplace_back(
                 std::move(w.done),
@@ -436,6 +569,7 @@ SequenceInfo TicketSequence::info() const {
   i.highest_ceiling = std::max(durable_ceiling_, highest_target_);
   i.fence = fence_;
   i.restrided = restrided_;
+  i.rate_tat_us = rate_tat_us_;
   const std::uint64_t limit = limit_locked();
   i.exhausted = next_ > limit;
   i.next_value = i.exhausted ? 0 : static_cast<std::uint64_t>(next_);

@@ -7,8 +7,10 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include "server/base/result.h"
+#include "server/core/clock.h"
 #include "server/core/group_committer.h"
 #include "server/core/sequence_record.h"
 #include "server/core/sequence_spec.h"
@@ -38,8 +40,9 @@ struct SequenceInfo {
   /// Highest durable ceiling written or in flight: every value ever issued is at or below it,
   /// and a fence or restride floor must not be below it.
   std::uint64_t highest_ceiling = 0;
-  std::uint64_t fence = 0;  // 0: none (SequenceRecord::fence)
-  bool restrided = false;   // the grid was set by a restride
+  std::uint64_t fence = 0;        // 0: none (SequenceRecord::fence)
+  bool restrided = false;         // the grid was set by a restride
+  std::uint64_t rate_tat_us = 0;  // SequenceRecord::rate_tat_us, as of the last write started
 };
 
 /// A new grid for a ticket sequence (TicketSequence::restride): values ≡ offset (mod increment),
@@ -49,6 +52,16 @@ struct Restride {
   std::uint64_t offset = 1;
   std::uint64_t floor = 0;
 };
+
+/// What a config's settings did to a stored sequence (TicketSequence::apply_config).
+struct ConfigOutcome {
+  bool changed = false;      // a durable write applied new settings
+  bool grid_kept = false;    // the config names another grid; the restrided one was kept
+  bool grid_forced = false;  // the config's grid replaced the stored one (a forced change)
+  SequenceSpec before;       // the settings before the change
+  SequenceSpec after;        // the settings now in force
+};
+using ConfigCallback = std::function<void(DetailedResult<ConfigOutcome>)>;
 
 /// Allocator for one `kind: ticket` sequence.
 ///
@@ -60,13 +73,22 @@ struct Restride {
 /// When less than half the cache is left, a write raising the ceiling by `cache` values starts
 /// in the background, so a steady caller rarely waits for a sync.
 ///
+/// Every ceiling raise is held to the spec's max_rate: the values the takes and prefetches of all
+/// writes add, over any interval, stay within max_rate × its length plus one burst of
+/// rate_window_us() (GCRA, its state kept in the sequence record, so a restart does not refill
+/// it). A take that would pass it fails with kRetryLater and nothing is issued for it. That
+/// bound is what lets a restore skip far enough (backup::plan_restore). Forward moves
+/// (advance_to, advance_past, a restride's floor) are operator actions, not issue rate: they are
+/// not counted.
+///
 /// Callbacks run either inline (the fast path, on the caller's thread) or on the committer
 /// thread. Thread safety: all members may be called concurrently.
 class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
  public:
   /// `record.ceiling` is the durable ceiling read from the store (or the initial one). Always
   /// owned by a shared_ptr: a commit in flight keeps the sequence alive.
-  TicketSequence(SequenceRecord record, GroupCommitter& committer);
+  TicketSequence(SequenceRecord record, GroupCommitter& committer,
+                 const Clock& clock = system_clock());
 
   /// `count` consecutive values of the sequence (count >= 1), as one Block.
   void take(std::uint64_t count, BlockCallback done);
@@ -86,8 +108,21 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   /// it. `last_used` may be max_value itself, which exhausts the sequence (MariaDB's
   /// SETVAL(s, max_value)); only a value above max_value is refused.
   void advance_past(std::uint64_t last_used, BlockCallback done);
-  /// Applies a changed spec (increment/offset/max/cache) to future values and persists it.
-  void update_spec(const SequenceSpec& spec, BlockCallback done);
+  /// Applies a config's settings to the stored sequence, decided and queued under the
+  /// sequence's lock, so that no fence, restride or other config change interleaves with it
+  /// (while one of them is in flight this is kRetryLater). A larger start moves the next value
+  /// forward, max_value, cache and max_rate apply to future values. A grid (increment/offset) that
+  /// differs from the stored one is never applied by a config: refused (kInvalidArgument,
+  /// naming `ticketd restride`), kept when a restride set the stored grid (grid_kept), and
+  /// refused even with `force_grid` while a fence holds the grid; `force_grid` (an explicit,
+  /// logged operator choice) moves an unfenced grid above every ceiling written or in flight.
+  /// Like a restride, the change rides a synced write that every take queues behind: nothing
+  /// is issued under the new settings before it is durable, and a failed write restores the
+  /// old settings and cached values. `done` runs inline when nothing changes.
+  void apply_config(const SequenceSpec& configured, bool force_grid, ConfigCallback done);
+  /// What apply_config(configured, false) would refuse now, without applying anything (a
+  /// reload checks every sequence before it changes any).
+  [[nodiscard]] std::optional<Error> check_config(const SequenceSpec& configured) const;
   /// Durably limits the values of the current grid to `fence` (0 lifts it): nothing above it is
   /// issued until a restride, which lifts it. Refused (kInvalidArgument) when a ceiling already
   /// written or in flight is above `fence`: values up to it may be out. Completes with the Block
@@ -118,7 +153,11 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
     // Set when the write that answers this waiter was submitted: its values were taken then
     // (so a record could go into that write), and it completes with that write's result.
     bool assigned = false;
-    bool exhausted = false;  // assigned, but the block would pass max_value
+    bool exhausted = false;     // assigned, but the block would pass max_value
+    bool rate_limited = false;  // assigned, but the block would pass max_rate
+    // Carries a settings change (fence, restride, config): answered only by the write that
+    // takes the change, never by an earlier write that happens to cover its count of 0.
+    bool carries_change = false;
     Block block{};
   };
   using Completion = std::pair<BlockCallback, DetailedResult<Block>>;
@@ -136,16 +175,26 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   void advance_locked(unsigned __int128 next, BlockCallback done,
                       std::unique_lock<std::mutex>& lock);
   [[nodiscard]] Error exhausted_error() const;
+  [[nodiscard]] Error rate_error() const;
+  // Values the next write may add under max_rate at `now_us` (GCRA: the allowance left before
+  // rate_tat_us_ passes now + the window).
+  [[nodiscard]] std::uint64_t rate_budget_locked(std::uint64_t now_us) const;
+  [[nodiscard]] std::uint64_t now_us() const;
   // The highest value the current grid may issue: max_value, or the fence below it.
   [[nodiscard]] std::uint64_t limit_locked() const;
-  // Queues a count-0 waiter answered by the write that carries a grid change (set_fence,
-  // restride), with `undo` to restore if that write fails.
+  // Queues a count-0 waiter answered by the write that carries a settings change (set_fence,
+  // restride, apply_config); grid_undo_ holds what to restore if that write fails.
   void change_grid_locked(BlockCallback done, std::unique_lock<std::mutex>& lock);
-  /// Why a fence or restride cannot start now (dropped, or another one in flight); nullopt: it can.
+  // apply_config's decision: the settings to apply and what they do, or why not.
+  [[nodiscard]] DetailedResult<std::pair<SequenceSpec, ConfigOutcome>> plan_config_locked(
+      const SequenceSpec& configured, bool force_grid) const;
+  /// Why a fence, restride or config change cannot start now (dropped, or another one in
+  /// flight); nullopt: it can.
   [[nodiscard]] std::optional<Error> grid_change_refused_locked() const;
 
   const std::string name_;
   GroupCommitter& committer_;
+  const Clock& clock_;
   mutable std::mutex mutex_;
   SequenceSpec spec_;
   unsigned __int128 next_ = 0;         // next value to issue (may pass max: exhausted)
@@ -155,11 +204,13 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   // With assigned blocks in the write in flight: the next value before they were taken, to
   // return to if the write fails (nothing else is handed out while they wait).
   std::optional<unsigned __int128> rollback_next_;
-  bool spec_dirty_ = false;  // spec changed: the next write must carry it
+  bool spec_dirty_ = false;            // spec changed: the next write must carry it
+  std::uint64_t rate_tat_us_ = 0;      // SequenceRecord::rate_tat_us, as of the last write started
+  std::uint64_t rollback_tat_us_ = 0;  // before the write in flight, to return to if it fails
   std::uint64_t fence_ = 0;
   bool restrided_ = false;
-  // A fence or restride not yet durable: what to go back to if its write fails, so a failed
-  // restride never takes effect later with some other write.
+  // A fence, restride or config change not yet durable: what to go back to if its write
+  // fails, so a failed change never takes effect later with some other write.
   struct GridUndo {
     SequenceSpec spec;
     unsigned __int128 next = 0;

@@ -36,8 +36,8 @@ SequenceKind kind_of_handle(const SequenceHandle& h) {
 
 }  // namespace
 
-TicketService::TicketService(CounterStore& store, GroupCommitter& committer)
-    : store_(store), committer_(committer) {}
+TicketService::TicketService(CounterStore& store, GroupCommitter& committer, const Clock& clock)
+    : store_(store), committer_(committer), clock_(clock) {}
 
 Error TicketService::unknown(std::string_view name) {
   return Error{TicketErrc::kUnknownSequence, "sequence '" + std::string(name) + "' does not exist"};
@@ -67,7 +67,7 @@ DetailedResult<void> TicketService::load() {
     if (!record) {
       return Error{StorageErrc::kCorruption, "cannot decode stored sequence '" + name + "'"};
     }
-    sequences_[name] = std::make_shared<TicketSequence>(std::move(*record), committer_);
+    sequences_[name] = std::make_shared<TicketSequence>(std::move(*record), committer_, clock_);
   }
   for (auto& [key, value] : *tombs) {
     auto name = key.substr(kTombstonePrefix.size());
@@ -150,7 +150,7 @@ DetailedResult<SequenceHandle> TicketService::open_definition(const SequenceDefi
   return Error{TicketErrc::kInvalidArgument, "not a definition"};
 }
 
-DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec) {
+DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec, ConfigGrid grid) {
   if (auto problem = validate(spec); !problem.empty()) {
     return Error{TicketErrc::kInvalidArgument, "sequence '" + spec.name + "': " + problem};
   }
@@ -160,50 +160,45 @@ DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec) 
     create(spec, CreateOptions{}, [&p](DetailedResult<void> r) { p.set_value(std::move(r)); });
     return p.get_future().get();
   }
-  const auto current = seq->info();
-  if (current.spec.kind != spec.kind) {
+  // A ticket sequence's kind never changes: reading it outside the sequence's lock is safe.
+  const auto stored_kind = seq->info().spec.kind;
+  if (stored_kind != spec.kind) {
     return Error{TicketErrc::kWrongKind, "sequence '" + spec.name + "' is stored as kind '" +
-                                             std::string(kind_name(current.spec.kind)) +
+                                             std::string(kind_name(stored_kind)) +
                                              "', the config says '" +
                                              std::string(kind_name(spec.kind)) + "'"};
   }
-  SequenceSpec wanted = spec;
-  // A restride moved the grid while the servers kept serving; the config written before it
-  // still names the old one. Applying that would put this server back on a grid another server
-  // now issues from, so the stored grid wins until the config says the same.
-  if (current.restrided &&
-      (spec.increment != current.spec.increment || spec.offset != current.spec.offset)) {
-    log::warn("sequence '" + spec.name + "': the config says increment " +
-                  std::to_string(spec.increment) + " offset " + std::to_string(spec.offset) +
-                  ", but a restride set increment " + std::to_string(current.spec.increment) +
-                  " offset " + std::to_string(current.spec.offset) +
+  // Compared with the stored settings and queued under the sequence's own lock: a restride or
+  // fence that commits before it is seen, one that is in flight makes this kRetryLater.
+  std::promise<DetailedResult<ConfigOutcome>> p;
+  seq->apply_config(spec, grid == ConfigGrid::kForce,
+                    [&p](DetailedResult<ConfigOutcome> r) { p.set_value(std::move(r)); });
+  auto r = p.get_future().get();
+  if (!r) return r.error();
+  const auto grid_text = [](const SequenceSpec& s) {
+    return "increment " + std::to_string(s.increment) + " offset " + std::to_string(s.offset);
+  };
+  if (r->grid_kept) {
+    log::warn("sequence '" + spec.name + "': the config says " + grid_text(spec) +
+                  ", but a restride set " + grid_text(r->after) +
                   "; keeping the restrided grid (update the config to it: docs/restride.md)",
               {{"sequence", spec.name}});
-    wanted.increment = current.spec.increment;
-    wanted.offset = current.spec.offset;
   }
-  if (spec.start < current.spec.start) {
+  if (spec.start < r->before.start) {
     log::info("sequence '" + spec.name + "': configured start " + std::to_string(spec.start) +
-                  " is below the stored start " + std::to_string(current.spec.start) +
+                  " is below the stored start " + std::to_string(r->before.start) +
                   "; keeping the stored state",
               {{"sequence", spec.name}});
-    wanted.start = current.spec.start;
   }
-  if (!(wanted == current.spec)) {
-    log::info("sequence '" + spec.name + "': applying changed settings from the config",
+  if (r->grid_forced) {
+    audit("sequence_grid_forced", spec.name,
+          "sequence '" + spec.name + "' moved by a forced config change from " +
+              grid_text(r->before) + " to " + grid_text(r->after) +
+              " (--force-grid-change: values of other servers on the old grid may be reissued "
+              "if they share this value space)");
+  } else if (r->changed) {
+    log::info("sequence '" + spec.name + "': applied changed settings from the config",
               {{"sequence", spec.name}});
-    auto r = [&] {
-      std::promise<DetailedResult<Block>> p;
-      seq->update_spec(wanted, [&p](DetailedResult<Block> b) { p.set_value(std::move(b)); });
-      return p.get_future().get();
-    }();
-    if (!r) return r.error();
-  }
-  if (spec.start > current.spec.start) {
-    std::promise<DetailedResult<Block>> p;
-    seq->advance_to(spec.start, [&p](DetailedResult<Block> b) { p.set_value(std::move(b)); });
-    auto r = p.get_future().get();
-    if (!r) return r.error();
   }
   return {};
 }
@@ -374,7 +369,7 @@ void TicketService::create_ticket(const SequenceSpec& spec, CreateOptions option
                         if (r) {
                           tombstones_.erase(record.spec.name);
                           sequences_[record.spec.name] =
-                              std::make_shared<TicketSequence>(record, committer_);
+                              std::make_shared<TicketSequence>(record, committer_, clock_);
                         }
                       }
                       if (r) {
@@ -446,8 +441,9 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
             // the last ceiling known durable.
             sequences_[n] = std::make_shared<TicketSequence>(
                 SequenceRecord{ticket_before->spec, ticket_before->durable_ceiling,
-                               ticket_before->fence, ticket_before->restrided},
-                committer_);
+                               ticket_before->fence, ticket_before->restrided,
+                               ticket_before->rate_tat_us},
+                committer_, clock_);
           } else {
             sequences_[n] = handle;
           }

@@ -37,6 +37,12 @@ struct CreateOptions {
   bool force = false;          // ignore a tombstone: may re-issue old values (logged)
 };
 
+/// Whether a config may move a stored sequence's increment/offset grid (ensure_configured).
+enum class ConfigGrid {
+  kKeep,   // never: a different grid is refused (or kept, when a restride set it)
+  kForce,  // --force-grid-change NAME: the operator says no other server shares the values
+};
+
 /// One sequence of any kind, as the registry holds it.
 using SequenceHandle =
     std::variant<std::shared_ptr<TicketSequence>, std::shared_ptr<GaplessSequence>,
@@ -83,7 +89,9 @@ struct RuntimeKinds {
 /// which run before serving.
 class TicketService {
  public:
-  TicketService(CounterStore& store, GroupCommitter& committer);
+  /// `clock` times each ticket sequence's max_rate allowance.
+  TicketService(CounterStore& store, GroupCommitter& committer,
+                const Clock& clock = system_clock());
 
   /// Lets create() and load() build gapless, Snowflake and UUIDv7 sequences (before load()).
   void enable_runtime_kinds(RuntimeKinds kinds);
@@ -100,10 +108,14 @@ class TicketService {
   /// Opens the Snowflake sequences that load() found defined in the store (start-up only).
   [[nodiscard]] DetailedResult<void> open_stored_snowflakes();
 
-  /// Makes a configured sequence exist (start-up): created when missing (above any tombstone);
-  /// when it exists, a larger start moves it forward and changed increment/offset/max/cache
-  /// apply to future values. Blocks until durable: start-up only.
-  [[nodiscard]] DetailedResult<void> ensure_configured(const SequenceSpec& spec);
+  /// Makes a configured sequence exist (start-up and reload): created when missing (above any
+  /// tombstone); when it exists, TicketSequence::apply_config applies it: a larger start moves
+  /// it forward, max/cache apply to future values, and a changed increment/offset is refused
+  /// (kInvalidArgument naming `ticketd restride`) unless a restride set the stored grid (kept,
+  /// with a warning) or `grid` is kForce (audited). Blocks until durable: never on an I/O
+  /// thread.
+  [[nodiscard]] DetailedResult<void> ensure_configured(const SequenceSpec& spec,
+                                                       ConfigGrid grid = ConfigGrid::kKeep);
 
   /// Serve a configured sequence of another kind under its name (start-up only, before
   /// serving). "Retry later" answers of a Snowflake generator are retried on `retries`, so
@@ -187,6 +199,7 @@ class TicketService {
 
   CounterStore& store_;
   GroupCommitter& committer_;
+  const Clock& clock_;
   RuntimeKinds runtime_;
   mutable std::shared_mutex mutex_;
   StringMap<SequenceHandle> sequences_;

@@ -141,8 +141,22 @@ struct WorkerPoolService::Pool {
   // Held from the decision until the write is submitted, so writes of one pool reach the
   // committer in the order their decisions were taken. Completions never take it.
   std::mutex order;
-  mutable std::mutex mutex;             // guards `slots`
+  mutable std::mutex mutex;             // guards `slots` and `held_until_ms`
   std::vector<WorkerSlotRecord> slots;  // index = worker ID; at least spec.size entries
+  // Leases found in the store (granted by an earlier process or another leader, whose clock may
+  // run ahead of or behind this one) count as live until one full TTL after this process read
+  // them, on this process's clock, whatever expiry time they carry: no reading of another
+  // clock's timestamps can end a lease early. 0: none (a lease this process granted or
+  // extended, judged by its own expires_at_ms).
+  std::vector<std::int64_t> held_until_ms;
+
+  /// Whether worker ID `id` is held by a live lease at `now_ms`.
+  [[nodiscard]] bool held(std::uint32_t id, std::int64_t now_ms) const {
+    const auto& slot = slots[id];
+    if (slot.live(now_ms)) return true;
+    return slot.generation != 0 && !slot.released && id < held_until_ms.size() &&
+           now_ms < held_until_ms[id];
+  }
 };
 
 // One slot's transition: what it was, what it becomes.
@@ -181,7 +195,12 @@ DetailedResult<void> WorkerPoolService::add_pool(const WorkerPoolSpec& spec) {
     }
     if (*id >= pool->slots.size()) pool->slots.resize(*id + 1);
     pool->slots[*id] = std::move(*record);
-    live += pool->slots[*id].live(now) ? 1 : 0;
+    const auto& slot = pool->slots[*id];
+    if (slot.generation != 0 && !slot.released) {
+      if (*id >= pool->held_until_ms.size()) pool->held_until_ms.resize(*id + 1, 0);
+      pool->held_until_ms[*id] = now + slot.ttl_ms;
+    }
+    live += pool->held(*id, now) ? 1 : 0;
   }
   if (pool->slots.size() > spec.size) {
     log::warn("worker pool '" + spec.name + "': records of worker IDs at or above the size " +
@@ -226,11 +245,13 @@ void WorkerPoolService::acquire(std::string_view pool_name, std::string holder,
   std::int64_t next_expiry = 0;
   for (std::uint32_t id = 0; id < spec.size; ++id) {
     const auto& slot = pool->slots[id];
-    if (!slot.live(now)) {
+    if (!pool->held(id, now)) {
       free = id;
       break;
     }
-    next_expiry = next_expiry == 0 ? slot.expires_at_ms : std::min(next_expiry, slot.expires_at_ms);
+    const auto ends =
+        std::max(slot.expires_at_ms, id < pool->held_until_ms.size() ? pool->held_until_ms[id] : 0);
+    next_expiry = next_expiry == 0 ? ends : std::min(next_expiry, ends);
   }
   if (!free) {
     lock.unlock();
@@ -249,6 +270,7 @@ void WorkerPoolService::acquire(std::string_view pool_name, std::string holder,
   after.expires_at_ms = now + ttl;
   after.not_before_ms = change.before.next_not_before_ms();
   pool->slots[*free] = after;
+  if (*free < pool->held_until_ms.size()) pool->held_until_ms[*free] = 0;
   lock.unlock();
   persist(*pool, std::move(change), std::move(done));
 }
@@ -289,7 +311,7 @@ void WorkerPoolService::change_lease(std::string_view pool_name, std::string_vie
     return refuse(Error{WorkerErrc::kLeaseReleased,
                         where + " was released at " + format_utc_ms(slot.released_at_ms)});
   }
-  if (!slot.live(now)) {
+  if (!pool->held(parsed->first, now)) {
     return refuse(Error{WorkerErrc::kLeaseExpired,
                         where + " expired at " + format_utc_ms(slot.expires_at_ms) +
                             "; acquire a new lease (and wait past its not_before_ms)"});
@@ -304,6 +326,7 @@ void WorkerPoolService::change_lease(std::string_view pool_name, std::string_vie
   auto& after = change.after;
   after.high_water_ms = std::max(slot.high_water_ms, high_water_ms.value_or(0));
   if (op == Op::kKeepalive) {
+    // On this process's clock from now on; a stored lease held longer keeps that hold.
     after.expires_at_ms = now + slot.ttl_ms;
   } else {
     after.released = true;
@@ -348,8 +371,7 @@ std::optional<WorkerPoolStatus> WorkerPoolService::status(std::string_view name)
   std::lock_guard lock(pool->mutex);
   const auto now = clock_.now_unix_ms();
   for (std::uint32_t id = 0; id < pool->slots.size(); ++id) {
-    if (pool->slots[id].live(now))
-      out.live.push_back(lease_view(pool->spec.name, id, pool->slots[id]));
+    if (pool->held(id, now)) out.live.push_back(lease_view(pool->spec.name, id, pool->slots[id]));
   }
   return out;
 }

@@ -99,7 +99,11 @@ struct WorkerPoolStatus {
 /// Hands out worker IDs of configured pools as leases with a TTL: the lowest ID that no live
 /// lease holds, so a pool never gives one ID to two live holders. Every grant, keepalive and
 /// release is written through the GroupCommitter and completes only once durable, so leases
-/// survive restarts (expiry is absolute time on the injected clock).
+/// survive restarts. Expiry is judged on this process's clock only: a lease this process
+/// grants or extends ends at its expires_at_ms; a lease read from the store (written by an
+/// earlier process or another leader, whose clock may be skewed) is live until its stored
+/// expiry or one full TTL after add_pool() read it, whichever is later, so a new leader whose
+/// clock runs ahead never hands an ID to a second holder while the first may still hold it.
 ///
 /// A failed write changes nothing a client can observe: the slot goes back to what it was
 /// before (if no later operation changed it since). Writes reach the committer in the order the

@@ -201,6 +201,7 @@ json::object sequence_json(const SequenceInfo& info) {
       {"offset", spec.offset},
       {"max_value", std::to_string(spec.max_value)},
       {"cache", spec.cache},
+      {"max_rate", spec.max_rate},
       {"next_value", std::to_string(info.next_value)},
       {"durable_ceiling", std::to_string(info.durable_ceiling)},
       {"issued", std::to_string(info.issued)},

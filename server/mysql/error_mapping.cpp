@@ -104,6 +104,7 @@ constexpr StatementRow kStatementRows[] = {
      "same value"},
     {StatementErrc::kWrongValueForVariable, kErWrongValueForVar, "42000",
      "Variable '{}' can't be set to the value of '{}'"},
+    {StatementErrc::kTooLongIdent, kErTooLongIdent, "42000", "Identifier name '{}' is too long"},
     {StatementErrc::kUnknownThreadId, kErUnknownThreadId, "HY000", "Unknown thread id: {}"},
     {StatementErrc::kEmptyQuery, kErEmptyQuery, "42000", "Query was empty"},
     {StatementErrc::kParseError, kErParse, "42000",

@@ -45,6 +45,10 @@ inline constexpr std::uint16_t kErDaConnLimit = 4082;
 inline constexpr std::uint16_t kErNoDbError = 1046;
 inline constexpr std::uint16_t kErUnknownSystemVariable = 1193;
 inline constexpr std::uint16_t kErWrongValueForVar = 1231;
+inline constexpr std::uint16_t kErTooLongIdent = 1059;
+
+/// mysqld's NAME_CHAR_LEN: the longest identifier, and the longest variable name a SET accepts.
+inline constexpr std::size_t kMaxIdentifierLength = 64;
 
 /// The front end's own limits on hostile input. Each is refused with one (errno, SQLSTATE) row in
 /// error_mapping.cpp; the caller writes the message, naming the limit and its value.
@@ -78,6 +82,7 @@ enum class StatementErrc {
   kGlobalVariableDenied,    // SET GLOBAL / PERSIST: no client has that privilege here
   kSessionOverrideRefused,  // {name} {server value}: auto_increment_* per session
   kWrongValueForVariable,   // {name} {value}: SET autocommit = 'x'
+  kTooLongIdent,            // {name}: a variable name longer than kMaxIdentifierLength
   kUnknownThreadId,         // {id}: KILL
   kEmptyQuery,              // only whitespace and comments
   kParseError,              // {near} {line}: a syntax error

@@ -116,6 +116,11 @@ void run(const sql::SetStatement& st, StatementCall& call) {
          a.scope == sql::VariableScope::kPersistOnly)) {
       return done(to_err(StatementErrc::kGlobalVariableDenied));
     }
+    // mysqld's limit: a longer name is refused before anything is kept (a megabyte-long name
+    // would be compared, and LIKE-matched by SHOW VARIABLES, at every lookup).
+    if (a.name.size() > kMaxIdentifierLength) {
+      return done(to_err(StatementErrc::kTooLongIdent, {clip_for_message(a.name)}));
+    }
     sql::Evaluation v = evaluate(call, a);
     if (auto e = evaluation_error(call, v, a)) return done(std::move(*e));
     values[i] = std::move(v.value);

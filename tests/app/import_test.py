@@ -292,14 +292,17 @@ class Import(unittest.TestCase):
         self.assertEqual(got, [first + 5 * i for i in range(20)])
         self.assertTrue(all(v % 5 == 0 and v > max(issued) for v in got))
         t.cleanup()
-        # The caveat of the README: a config entry for the name without the same grid re-grids
-        # it at the next start (ensure_configured applies the config's increment/offset). It
-        # never goes below what was issued, but it leaves the grid.
-        t = self.ticketd(d, "  - {{ name: s, kind: ticket }}\n")
-        regridded = http_next(t, "s", 2)
-        self.assertGreater(regridded[0], max(got))
-        self.assertEqual(regridded[1], regridded[0] + 1)
-        self.assertIn("sequence 's': applying changed settings from the config", t.log_text())
+        # The caveat of the README: a config entry for the name without the same grid would
+        # re-grid it; a grid is never a config edit, so the start is refused, naming restride.
+        with self.assertRaises(RuntimeError) as refused:
+            self.ticketd(d, "  - {{ name: s, kind: ticket }}\n")
+        self.assertIn("ticketd restride", str(refused.exception))
+        self.assertIn("the store increment 5 offset 5", str(refused.exception))
+        # With the same grid in the entry it starts and continues on the grid.
+        t = self.ticketd(d, "  - {{ name: s, kind: ticket, increment: 5, offset: 5 }}\n")
+        again = http_next(t, "s", 2)
+        self.assertGreater(again[0], max(got))
+        self.assertEqual(again[1], again[0] + 5)
 
     def test_dry_run_writes_nothing(self):
         self.old.database("dry", FLICKR_DDL.format(start=77))

@@ -376,6 +376,44 @@ class Refused(ReloadCase):
         with self.assertRaises(pymysql.err.OperationalError):
             self.mysql("reporter", "n3w-pass-reporter")
 
+    def test_a_changed_grid_is_refused_and_nothing_changes(self):
+        # Issue 27.3: one server of an odd/even pair edited 2/1 -> 3/1 and reloaded would issue
+        # its partner's values (3/1 gives 7, 13, ... which 2/1's partner 2/2 never does, but
+        # 2/2's values 4, 10, 16 ... meet 3/1's). A grid is never a config edit.
+        self.start()
+        before = self.next_ids("Tickets32")[0]
+        self.assertEqual(before % 2, 1)
+        new_users = [("ticket", "ticket"), ("reporter", "n3w-pass-reporter")]
+        self.write(config(users=new_users, sequences=[
+            "{ name: Tickets64, kind: ticket, cache: 50 }",
+            "{ name: Tickets32, kind: ticket, increment: 3, offset: 1, "
+            "max_value: 4294967295 }",
+            self.LIVE_SEQUENCE]))
+        status, body = self.admin_reload()
+        self.assertEqual(status, 422, body)
+        message = body["error"]["message"]
+        self.assertIn("sequences.Tickets32", message)
+        self.assertIn("ticketd restride", message)
+        self.assertIn("nothing changed", message)
+        self.assert_unchanged()
+        with self.assertRaises(pymysql.err.OperationalError):
+            self.mysql("reporter", "n3w-pass-reporter")
+        status, body = self.http("GET", "/v1/sequences/Tickets32")
+        self.assertEqual(status, 200, body)
+        self.assertEqual((body["increment"], body["offset"]), (2, 1), body)
+        status, body = self.http("GET", "/v1/sequences/Tickets64")
+        self.assertEqual(status, 200, body)
+        self.assertNotEqual(body["cache"], 50, body)  # checked before anything applied
+        for _ in range(20):
+            v = self.next_ids("Tickets32")[0]
+            self.assertEqual(v % 2, 1, v)
+            self.assertGreater(v, before)
+            before = v
+        # By SIGHUP: the error line says the same.
+        line = self.sighup()
+        self.assertIn("error reload: sequences.Tickets32", line)
+        self.assertIn("ticketd restride", line)
+
     def test_yaml_error_or_unknown_key_changes_nothing(self):
         self.start()
         good = config(sequences=self.SEQUENCES + [self.LIVE_SEQUENCE])

@@ -96,8 +96,13 @@ DAMAGE = {
         lambda d: [os.remove(p) for p in glob.glob(os.path.join(d, "*"))
                    if os.path.basename(p) not in ("ticketd.durable", "ticketd.lock")],
         True, ["ticketd.durable"]),
-    "damaged_mark": (lambda d: flip(os.path.join(d, "ticketd.durable"), 0, 64), True,
+    # Both slots (a torn one alone is survived: the other holds the mark).
+    "damaged_mark": (lambda d: flip(os.path.join(d, "ticketd.durable"), 0,
+                                    os.path.getsize(os.path.join(d, "ticketd.durable"))), True,
                      ["no readable durable mark"]),
+    # Deleted: refused, never recreated (which would turn every check above off).
+    "deleted_mark": (lambda d: os.remove(os.path.join(d, "ticketd.durable")), True,
+                     ["not its durable mark", "ticketd.durable"]),
     # After a restart the recovered log is flushed to a table file: damage that instead.
     "flip_64_bytes_in_a_table_file": (lambda d: flip(sst(d), os.path.getsize(sst(d)) // 3),
                                       True, ["Corruption"]),
@@ -180,6 +185,9 @@ class WalDamage(unittest.TestCase):
 
     def test_damaged_mark(self):
         self.run_case("damaged_mark")
+
+    def test_deleted_mark(self):
+        self.run_case("deleted_mark")
 
     def test_flip_64_bytes_in_a_table_file(self):
         self.run_case("flip_64_bytes_in_a_table_file")

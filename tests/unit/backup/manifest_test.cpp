@@ -100,7 +100,11 @@ TEST(BackupManifest, RoundTripsThroughItsJsonFile) {
   m->ticketd_version = "1.2.3";
   m->source = "/var/lib/ticketd";
   m->online = true;
+  m->store_identity = "8d1c7a9e-0c4e-4c36-9a51-2b7c0e3f5d11";
+  m->store_position = 4242;
   const std::string text = encode_manifest(*m);
+  EXPECT_NE(text.find("\"store_position\": \"4242\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"checksum\": \"sha256:"), std::string::npos) << text;
   EXPECT_NE(text.find("\"taken_at\": \"2026-12-02T00:00:00.000Z\""), std::string::npos) << text;
   // Large integers travel as strings: no JSON reader rounds a ceiling.
   EXPECT_NE(text.find("\"ceiling\":\"9001\""), std::string::npos) << text;
@@ -112,11 +116,109 @@ TEST(BackupManifest, RoundTripsThroughItsJsonFile) {
   EXPECT_EQ(with_path.find("\"path\": \"/backups/x\""), 4u) << with_path;
 }
 
+TEST(BackupManifest, AnEditedManifestFailsItsChecksum) {
+  MemoryCounterStore store;
+  populate(store);
+  auto m = describe_store(store, kNow);
+  ASSERT_TRUE(m);
+  m->store_identity = "id";
+  const std::string text = encode_manifest(*m);
+  ASSERT_TRUE(decode_manifest(text));
+  std::string edited = text;
+  edited.replace(edited.find("\"ceiling\":\"9001\""), 16, "\"ceiling\":\"9000\"");
+  auto refused = decode_manifest(edited);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("checksum"), std::string::npos) << refused.error().message;
+  // A format 1 manifest (an earlier release) has none, and is read as it is.
+  m->format = 1;
+  auto old = decode_manifest(encode_manifest(*m));
+  ASSERT_TRUE(old) << old.error().message;
+  EXPECT_EQ(old->format, 1);
+}
+
+// Issue 27.5: restore believes the checkpoint, and the manifest may only agree with it.
+class Reconcile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    populate(store_);
+    auto d = describe_store(store_, kNow);
+    ASSERT_TRUE(d);
+    derived_ = *d;
+    manifest_ = derived_;
+    manifest_.id = "backup-x";
+  }
+  BackedUpSequence& in_manifest(std::string_view name) {
+    for (auto& s : manifest_.sequences) {
+      if (s.name == name) return s;
+    }
+    ADD_FAILURE() << name;
+    return manifest_.sequences.front();
+  }
+  std::string refusal() {
+    auto r = reconcile(manifest_, derived_);
+    EXPECT_FALSE(r);
+    return r ? std::string() : r.error().message;
+  }
+  MemoryCounterStore store_;
+  BackupManifest derived_;
+  BackupManifest manifest_;
+};
+
+TEST_F(Reconcile, AnAgreeingManifestIsTheCheckpointWithItsMetadata) {
+  auto r = reconcile(manifest_, derived_);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->sequences, derived_.sequences);
+  EXPECT_EQ(r->id, "backup-x");
+}
+
+TEST_F(Reconcile, ASequenceLeftOutIsRefused) {
+  std::erase_if(manifest_.sequences, [](const auto& s) { return s.name == "G"; });
+  EXPECT_NE(refusal().find("'G', which the manifest leaves out"), std::string::npos);
+}
+
+TEST_F(Reconcile, ARetypedGaplessSequenceIsRefused) {
+  in_manifest("G").kind = SequenceKind::kTicket;
+  EXPECT_NE(refusal().find("kind ticket, the checkpoint gapless"), std::string::npos);
+}
+
+TEST_F(Reconcile, ALoweredCommittedNumberIsRefused) {
+  in_manifest("G").highest_committed = 1;
+  EXPECT_NE(refusal().find("highest_committed 1, the checkpoint 5"), std::string::npos);
+}
+
+TEST_F(Reconcile, ALoweredTombstoneOrCeilingIsRefused) {
+  in_manifest("Old").ceiling = 1;
+  in_manifest("T").ceiling = 10;
+  const auto message = refusal();
+  EXPECT_NE(message.find("'Old': the manifest says ceiling 1, the checkpoint 77"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("'T': the manifest says ceiling 10, the checkpoint 9001"),
+            std::string::npos)
+      << message;
+}
+
+TEST_F(Reconcile, OnlySequencesWithNothingStoredMayBeListedBeyondTheCheckpoint) {
+  manifest_.sequences.push_back(BackedUpSequence{.name = "Fresh",
+                                                 .kind = SequenceKind::kGapless,
+                                                 .start = 100,
+                                                 .increment = 1,
+                                                 .offset = 0,
+                                                 .grid_known = true});
+  auto r = reconcile(manifest_, derived_);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_NE(find(*r, "Fresh"), nullptr);
+  manifest_.sequences.push_back(
+      BackedUpSequence{.name = "Ghost", .kind = SequenceKind::kTicket, .ceiling = 5});
+  EXPECT_NE(refusal().find("ticket sequence 'Ghost' with stored state"), std::string::npos);
+}
+
 TEST(BackupManifest, RefusesDocumentsItCannotTrust) {
   for (const char* bad : {
            "",
            "[]",
            "{\"format\":2,\"taken_at_ms\":1,\"sequences\":[]}",
+           "{\"format\":3,\"taken_at_ms\":1,\"sequences\":[]}",
            "{\"format\":1,\"sequences\":[]}",
            "{\"format\":1,\"taken_at_ms\":1}",
            "{\"format\":1,\"taken_at_ms\":1,\"sequences\":[{\"kind\":\"ticket\"}]}",

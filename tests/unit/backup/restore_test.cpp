@@ -15,10 +15,13 @@ namespace {
 constexpr std::int64_t kTaken = 1796236800000;
 
 struct Fixture {
-  // T: increment 1, cache 1000, ceiling 5000, peak 6000/min (100/s). Odd: increment 2 offset 1.
+  // T: increment 1, cache 1000, max_rate 1000/s (a window of (1000 + 100000) / 1000 = 101 s),
+  // ceiling 5000, peak 6000/min (100/s). Odd: increment 2 offset 1, max_value 100001, the
+  // default max_rate.
   Fixture() {
     std::vector<Mutation> m{
-        {sequence_key("T"), encode_record({SequenceSpec{.name = "T", .cache = 1000}, 5000})},
+        {sequence_key("T"),
+         encode_record({SequenceSpec{.name = "T", .cache = 1000, .max_rate = 1000}, 5000})},
         {sequence_key("Odd"),
          encode_record(
              {SequenceSpec{
@@ -53,24 +56,58 @@ struct Fixture {
   BackupManifest manifest;
 };
 
+// Odd (max_value 100001) cannot take auto's bound at the default max_rate: it gets a number.
 RestoreOptions with_gapless(std::uint64_t last) {
   RestoreOptions o;
   o.gapless_last_used["G"] = last;
+  o.skip_by_name["Odd"] = 10;
   return o;
 }
 
-TEST(RestorePlan, AutoSkipsTwicePeakRateTimesAgeOrTwiceTheCache) {
+// Issue 27.4: auto is a bound, not an estimate: max_rate x (time since the backup + the rate
+// window + the clock margin), whatever the recorded peak.
+TEST(RestorePlan, AutoSkipsMaxRateTimesAgeWindowAndMargin) {
   Fixture f;
-  auto p = f.plan(with_gapless(12));
+  RestoreOptions o = with_gapless(12);
+  auto p = f.plan(o);
+  ASSERT_TRUE(p) << p.error().message;
+  // 1000/s x (60 s since the backup + 101 s window + 60 s margin) = 221000 values.
+  EXPECT_EQ(f.ceiling_after(*p, "T"), 5000u + 221000u);
+  // An idle sequence (peak 0) gets the same: the bound does not depend on the history.
+  for (auto& s : f.manifest.sequences) {
+    if (s.name == "T") s.peak_per_minute = 0;
+  }
+  auto idle = f.plan(o);
+  ASSERT_TRUE(idle);
+  EXPECT_EQ(f.ceiling_after(*idle, "T"), 5000u + 221000u);
+}
+
+TEST(RestorePlan, AutoThatDoesNotFitBelowMaxValueIsRefusedAskingForANumber) {
+  Fixture f;
+  RestoreOptions o = with_gapless(12);
+  o.skip_by_name.erase("Odd");
+  auto p = f.plan(o);
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("ticket sequence 'Odd': --skip-ahead auto needs"),
+            std::string::npos)
+      << p.error().message;
+  EXPECT_NE(p.error().message.find("--skip-ahead Odd=N"), std::string::npos);
+}
+
+TEST(RestorePlan, PeakKeepsTheEstimateTwicePeakRateTimesAgeOrTwiceTheCache) {
+  Fixture f;
+  RestoreOptions o = with_gapless(12);
+  o.skip_by_name.erase("Odd");
+  o.skip = SkipAhead{SkipAhead::Mode::kPeak, 0};
+  auto p = f.plan(o);
   ASSERT_TRUE(p) << p.error().message;
   // 2 x 100/s x 60 s = 12000 values past the ceiling.
   EXPECT_EQ(f.ceiling_after(*p, "T"), 5000u + 12000u);
   // Odd has no rate: 2 x cache 10 = 20 values of step 2, onto the odd grid.
   EXPECT_EQ(f.ceiling_after(*p, "Odd"), 999u + 40u);
   // An instant after the backup the cache rule wins: 2 x 1000.
-  RestoreOptions soon = with_gapless(12);
-  soon.now_ms = kTaken + 1;
-  auto q = f.plan(soon);
+  o.now_ms = kTaken + 1;
+  auto q = f.plan(o);
   ASSERT_TRUE(q);
   EXPECT_EQ(f.ceiling_after(*q, "T"), 7000u);
 }
@@ -81,13 +118,14 @@ TEST(RestorePlan, AClockBeforeTheBackupNeverShrinksTheSkip) {
   o.now_ms = kTaken - 3'600'000;
   auto p = f.plan(o);
   ASSERT_TRUE(p);
-  EXPECT_EQ(f.ceiling_after(*p, "T"), 7000u);
+  // No time since the backup: the window and the margin, 1000/s x 161 s.
+  EXPECT_EQ(f.ceiling_after(*p, "T"), 5000u + 161000u);
 }
 
 TEST(RestorePlan, AnExplicitSkipIsExactlyThatManyValuesOntoTheGrid) {
   Fixture f;
   RestoreOptions o = with_gapless(12);
-  o.skip = SkipAhead{false, 100};
+  o.skip = SkipAhead{SkipAhead::Mode::kValues, 100};
   o.skip_by_name["Odd"] = 7;
   auto p = f.plan(o);
   ASSERT_TRUE(p);
@@ -95,7 +133,7 @@ TEST(RestorePlan, AnExplicitSkipIsExactlyThatManyValuesOntoTheGrid) {
   EXPECT_EQ(f.ceiling_after(*p, "Odd"), 999u + 14u);
   EXPECT_EQ(f.ceiling_after(*p, "Odd") % 2, 1u);
   // Zero is allowed: the operator says nothing was issued since (a backup of a stopped server).
-  o.skip = SkipAhead{false, 0};
+  o.skip = SkipAhead{SkipAhead::Mode::kValues, 0};
   auto z = f.plan(o);
   ASSERT_TRUE(z);
   EXPECT_EQ(f.ceiling_after(*z, "T"), 5000u);
@@ -154,6 +192,7 @@ TEST(RestorePlan, ANumberOffTheGridIsRefused) {
   ASSERT_TRUE(store.commit(m));
   auto manifest = describe_store(store, kTaken);
   ASSERT_TRUE(manifest);
+  manifest->taken_at_ms = kTaken;
   RestoreOptions o;
   o.now_ms = kTaken;
   o.gapless_last_used["G"] = 25;
@@ -184,12 +223,14 @@ TEST(RestorePlan, ATombstoneIsRaisedSoAReCreatedNameStartsAboveIt) {
   ASSERT_TRUE(store.commit(m));
   auto manifest = describe_store(store, kTaken);
   ASSERT_TRUE(manifest);
+  manifest->taken_at_ms = kTaken;
   RestoreOptions o;
   o.now_ms = kTaken;
   auto p = plan_restore(*manifest, store, o);
   ASSERT_TRUE(p);
   ASSERT_TRUE(store.commit(p->mutations));
-  EXPECT_EQ(decode_tombstone(**store.get(tombstone_key("Gone"))), 300u + 2000u);
+  // The default max_rate (a re-created name issues at most at it) x (61 s: margin and window).
+  EXPECT_EQ(decode_tombstone(**store.get(tombstone_key("Gone"))), 300u + kDefaultMaxRate * 61u);
 }
 
 }  // namespace

@@ -33,6 +33,22 @@ TEST(SequenceRecord, FenceAndRestrideRoundTripAndAreLeftOutWhenUnset) {
   for (auto* t : bad) EXPECT_FALSE(decode_record("s", t)) << t;
 }
 
+TEST(SequenceRecord, MaxRateAndItsAllowanceRoundTripAndAreLeftOutWhenDefault) {
+  SequenceRecord r{SequenceSpec{"T", SequenceKind::kTicket, 1, 1, 1, 1000, 10}, 7};
+  EXPECT_EQ(encode_record(r),
+            "v=1 kind=ticket start=1 increment=1 offset=1 max_value=1000 cache=10 ceiling=7");
+  EXPECT_EQ(decode_record("T", encode_record(r))->spec.max_rate, kDefaultMaxRate);
+  r.spec.max_rate = 250;
+  r.rate_tat_us = 1796169600123456;
+  EXPECT_EQ(encode_record(r),
+            "v=1 kind=ticket start=1 increment=1 offset=1 max_value=1000 cache=10 ceiling=7 "
+            "max_rate=250 rate_tat_us=1796169600123456");
+  EXPECT_EQ(decode_record("T", encode_record(r)), r);
+  EXPECT_FALSE(decode_record(
+      "T",
+      "v=1 kind=ticket start=1 increment=1 offset=1 max_value=9 cache=1 ceiling=0 max_rate=x"));
+}
+
 TEST(SequenceRecord, RejectsDamagedText) {
   const char* bad[] = {"",
                        "v=2 kind=ticket",

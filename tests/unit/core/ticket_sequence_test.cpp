@@ -13,6 +13,7 @@
 
 #include "server/core/ticket_errc.h"
 #include "server/core/ticket_service.h"
+#include "tests/support/fake_clock.h"
 #include "tests/support/scripted_store.h"
 
 namespace ticketd {
@@ -273,19 +274,6 @@ TEST(TicketSequence, AdvancePastAnUnalignedMaxCompletes) {
   EXPECT_TRUE(s->info().exhausted);
 }
 
-TEST(TicketSequence, ChangedIncrementAppliesAboveTheCeiling) {
-  Fixture f;
-  auto s = f.make(SequenceSpec{.cache = 10}, 0);
-  EXPECT_EQ(take1(*s), 1u);  // ceiling now 10
-  std::promise<DetailedResult<Block>> p;
-  s->update_spec(SequenceSpec{.increment = 2, .offset = 2, .cache = 10},
-                 [&](DetailedResult<Block> b) { p.set_value(std::move(b)); });
-  ASSERT_TRUE(p.get_future().get());
-  auto v = take1(*s);
-  EXPECT_EQ(v % 2, 0u);
-  EXPECT_GT(v, 10u);
-}
-
 DetailedResult<Block> restride_and_wait(TicketSequence& s, Restride r) {
   std::promise<DetailedResult<Block>> p;
   s.restride(r, [&p](DetailedResult<Block> b) { p.set_value(std::move(b)); });
@@ -484,6 +472,196 @@ TEST(TicketSequence, AGridChangeInFlightRefusesAnother) {
   f.store.release();
   ASSERT_TRUE(first.get_future().get());
   EXPECT_TRUE(restride_and_wait(*s, Restride{.increment = 2, .offset = 1, .floor = 100}));
+}
+
+DetailedResult<ConfigOutcome> configure_and_wait(TicketSequence& s, const SequenceSpec& spec,
+                                                 bool force_grid = false) {
+  std::promise<DetailedResult<ConfigOutcome>> p;
+  s.apply_config(spec, force_grid,
+                 [&p](DetailedResult<ConfigOutcome> r) { p.set_value(std::move(r)); });
+  return p.get_future().get();
+}
+
+TEST(TicketSequenceConfig, AForcedGridChangeAppliesAboveEveryCeiling) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);  // ceiling now 10
+  auto r = configure_and_wait(*s, SequenceSpec{.increment = 2, .offset = 2, .cache = 10}, true);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->grid_forced);
+  auto v = take1(*s);
+  EXPECT_EQ(v % 2, 0u);
+  EXPECT_GT(v, 10u);
+}
+
+TEST(TicketSequenceConfig, AConfigNeverMovesTheGridWithoutForce) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);
+  auto r = configure_and_wait(*s, SequenceSpec{.increment = 3, .offset = 1, .cache = 10});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("ticketd restride"), std::string::npos) << r.error().message;
+  EXPECT_TRUE(s->check_config(SequenceSpec{.increment = 3, .offset = 1, .cache = 10}));
+  EXPECT_FALSE(s->check_config(SequenceSpec{.increment = 2, .offset = 1, .cache = 20}));
+  EXPECT_EQ(take1(*s), 3u);
+}
+
+TEST(TicketSequenceConfig, AFencedGridIsNotMovedEvenByForce) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);  // ceiling 19
+  ASSERT_TRUE(fence_and_wait(*s, 100));
+  auto r = configure_and_wait(*s, SequenceSpec{.increment = 3, .offset = 1, .cache = 10}, true);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("fenced at 100"), std::string::npos) << r.error().message;
+  EXPECT_EQ(s->info().spec.increment, 2u);
+}
+
+// The race of issue 27.1: a config read before a restride commits must not undo it. The
+// restride's write is held in the store; the config change asked meanwhile is refused (it
+// would be decided on the grid the restride is replacing), and once the restride is durable
+// the same config keeps the restrided grid.
+TEST(TicketSequenceConfig, AConfigChangeDuringARestrideIsRefusedAndNeverUndoesIt) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);  // ceiling 19
+  f.store.hold();
+  std::promise<DetailedResult<Block>> restrided;
+  s->restride(Restride{.increment = 3, .offset = 1, .floor = 100},
+              [&](DetailedResult<Block> b) { restrided.set_value(std::move(b)); });
+  f.store.wait_entered(2);
+  const SequenceSpec old_config{.increment = 2, .offset = 1, .cache = 20};
+  auto during = configure_and_wait(*s, old_config);
+  ASSERT_FALSE(during);
+  EXPECT_EQ(during.error().code, make_error_code(TicketErrc::kRetryLater));
+  f.store.release();
+  ASSERT_TRUE(restrided.get_future().get());
+  auto after = configure_and_wait(*s, old_config);
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_TRUE(after->grid_kept);
+  const auto info = s->info();
+  EXPECT_EQ(info.spec.increment, 3u);
+  EXPECT_EQ(info.spec.cache, 20u);  // the other settings still apply
+  EXPECT_TRUE(info.restrided);
+  const auto v = take1(*s);
+  EXPECT_GT(v, 100u);
+  EXPECT_EQ(v % 3, 1u);
+}
+
+// The converse order: a restride asked while a config change's write is held waits for no
+// one: it is refused (kRetryLater), and the change lands alone.
+TEST(TicketSequenceConfig, ARestrideDuringAConfigChangeIsRefused) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);
+  f.store.hold();
+  std::promise<DetailedResult<ConfigOutcome>> configured;
+  s->apply_config(SequenceSpec{.start = 1001, .increment = 2, .offset = 1, .cache = 10}, false,
+                  [&](DetailedResult<ConfigOutcome> r) { configured.set_value(std::move(r)); });
+  f.store.wait_entered(2);
+  EXPECT_FALSE(s->try_take(1));  // nothing is issued before the change is durable
+  auto r = restride_and_wait(*s, Restride{.increment = 3, .offset = 1, .floor = 2000});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, make_error_code(TicketErrc::kRetryLater));
+  f.store.release();
+  ASSERT_TRUE(configured.get_future().get());
+  EXPECT_EQ(take1(*s), 1001u);
+  EXPECT_FALSE(s->info().restrided);
+}
+
+// A change queued behind a write already in flight is answered by the write that carries it,
+// never by the earlier one: when its callback runs, the store holds the new settings.
+TEST(TicketSequenceConfig, AChangeIsAnsweredOnlyOnceItsOwnWriteIsDurable) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);  // ceiling 10
+  f.store.hold();
+  for (int i = 2; i <= 6; ++i) EXPECT_EQ(take1(*s), static_cast<std::uint64_t>(i));
+  f.store.wait_entered(2);  // a prefetch to 20 is in flight, held
+  std::promise<std::uint64_t> stored_cache;
+  s->apply_config(SequenceSpec{.cache = 30}, false, [&](DetailedResult<ConfigOutcome> r) {
+    EXPECT_TRUE(r);
+    auto rec = stored(f.store, "s");
+    stored_cache.set_value(rec ? rec->spec.cache : 0);
+  });
+  f.store.release();
+  EXPECT_EQ(stored_cache.get_future().get(), 30u);
+}
+
+// Issue 27.2: a change whose write fails is not kept in memory, so a later write cannot carry
+// it to disk, and nothing is issued under it.
+TEST(TicketSequenceConfig, AFailedChangeLeavesTheOldSettingsAndCache) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
+  EXPECT_EQ(take1(*s), 1u);  // ceiling 19
+  f.store.fail_next(1);
+  auto r = configure_and_wait(*s, SequenceSpec{.increment = 2, .offset = 2, .cache = 10}, true);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, make_error_code(TicketErrc::kStorageFailed));
+  EXPECT_EQ(s->info().spec.offset, 1u);
+  EXPECT_EQ(take1(*s), 3u);                // the old grid's cached value
+  for (int i = 0; i < 20; ++i) take1(*s);  // a later ceiling raise carries the record again
+  f.committer.stop();
+  auto rec = stored(f.store, "s");
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->spec.offset, 1u);
+}
+
+// Issue 27.4: max_rate is enforced on every ceiling raise, so a restore can bound what a
+// sequence issued since a backup. 1000 values/s with cache 100: a window of
+// (100 + 100000) / 1000 = 100.1 s, so a full allowance of 100100 values.
+TEST(TicketSequenceRate, TakesPastMaxRateAreRefusedUntilTimeRefillsTheAllowance) {
+  testing::FakeClock clock;
+  Fixture f;
+  const SequenceSpec spec{.name = "s", .cache = 100, .max_rate = 1000};
+  auto s = std::make_shared<TicketSequence>(SequenceRecord{spec, 0}, f.committer, clock);
+  std::uint64_t issued = 0;
+  DetailedResult<Block> last = Error{};
+  for (int i = 0; i < 200; ++i) {
+    last = take_and_wait(*s, 1000);
+    if (!last) break;
+    issued += 1000;
+  }
+  ASSERT_FALSE(last);
+  EXPECT_EQ(last.error().code, make_error_code(TicketErrc::kRetryLater));
+  EXPECT_NE(last.error().message.find("max_rate of 1000"), std::string::npos);
+  EXPECT_LE(issued, 100100u);
+  EXPECT_GE(issued, 100100u - 1000u - 100u);
+  // The ceiling never ran ahead of the allowance either.
+  EXPECT_LE(s->info().highest_ceiling, 100100u);
+  // A second refills 1000 values: one more block, then refused again.
+  clock.advance(1000);
+  ASSERT_TRUE(take_and_wait(*s, 1000));
+  EXPECT_FALSE(take_and_wait(*s, 1000));
+  // Over the whole run: at most the window's burst plus the rate times the time.
+  EXPECT_LE(s->info().highest_ceiling, 100100u + 1000u);
+}
+
+TEST(TicketSequenceRate, ARestartDoesNotRefillTheAllowance) {
+  testing::FakeClock clock;
+  Fixture f;
+  const SequenceSpec spec{.name = "s", .cache = 100, .max_rate = 1000};
+  {
+    auto s = std::make_shared<TicketSequence>(SequenceRecord{spec, 0}, f.committer, clock);
+    while (take_and_wait(*s, 1000)) {
+    }
+  }
+  auto rec = stored(f.store, "s");
+  ASSERT_TRUE(rec);
+  EXPECT_GT(rec->rate_tat_us,
+            static_cast<std::uint64_t>(testing::FakeClock::kDefaultStartUnixMs) * 1000);
+  auto restarted = std::make_shared<TicketSequence>(*rec, f.committer, clock);
+  auto r = take_and_wait(*restarted, 1000);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, make_error_code(TicketErrc::kRetryLater));
+}
+
+TEST(TicketSequenceRate, TheDefaultRateNeverGetsInTheWayOfOrdinaryTraffic) {
+  testing::FakeClock clock;  // frozen: no refill at all
+  Fixture f;
+  auto s = std::make_shared<TicketSequence>(SequenceRecord{SequenceSpec{.name = "s"}, 0},
+                                            f.committer, clock);
+  for (int i = 0; i < 500; ++i) ASSERT_TRUE(take_and_wait(*s, kMaxIdsPerCall));
 }
 
 }  // namespace

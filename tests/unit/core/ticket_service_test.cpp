@@ -187,21 +187,67 @@ TEST(TicketService, ConfiguredLargerStartMovesForwardSmallerIsIgnored) {
   EXPECT_GT(e.next("t"), 5000u);
 }
 
-TEST(TicketService, ConfiguredIncrementChangeIsPersisted) {
+TEST(TicketService, AConfiguredGridChangeIsRefusedNamingRestride) {
   ScriptedStore store;
   {
     Engine e(store);
-    ASSERT_TRUE(e.service.ensure_configured(SequenceSpec{.name = "t", .cache = 10}));
-    e.next("t");
     ASSERT_TRUE(e.service.ensure_configured(
-        SequenceSpec{.name = "t", .increment = 2, .offset = 2, .cache = 10}));
-    EXPECT_EQ(e.next("t") % 2, 0u);
+        SequenceSpec{.name = "t", .increment = 2, .offset = 1, .cache = 10}));
+    EXPECT_EQ(e.next("t"), 1u);
   }
+  // The server's partner issues the even values: 3/1 would meet them (7, 13, ...).
+  Engine e(store);
+  auto r = e.service.ensure_configured(
+      SequenceSpec{.name = "t", .increment = 3, .offset = 1, .cache = 10});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, make_error_code(TicketErrc::kInvalidArgument));
+  EXPECT_NE(r.error().message.find("ticketd restride"), std::string::npos) << r.error().message;
+  const auto info = e.service.find("t")->info();
+  EXPECT_EQ(info.spec.increment, 2u);
+  EXPECT_EQ(info.spec.offset, 1u);
+  EXPECT_EQ(e.next("t") % 2, 1u);
+}
+
+TEST(TicketService, AForcedGridChangeIsPersistedAboveEveryCeilingAndAudited) {
+  ScriptedStore store;
+  std::vector<std::string> events;
+  {
+    Engine e(store);
+    e.service.set_audit([&](std::string_view event, std::string_view, log::Fields) {
+      events.emplace_back(event);  // the audit runs before ensure_configured returns
+    });
+    ASSERT_TRUE(e.service.ensure_configured(SequenceSpec{.name = "t", .cache = 10}));
+    e.next("t");  // ceiling 10
+    ASSERT_TRUE(e.service.ensure_configured(
+        SequenceSpec{.name = "t", .increment = 2, .offset = 2, .cache = 10}, ConfigGrid::kForce));
+    const auto v = e.next("t");
+    EXPECT_EQ(v % 2, 0u);
+    EXPECT_GT(v, 10u);
+  }
+  EXPECT_EQ(events, (std::vector<std::string>{"sequence_created", "sequence_grid_forced"}));
   Engine e(store);
   auto info = e.service.find("t")->info();
   EXPECT_EQ(info.spec.increment, 2u);
   EXPECT_EQ(info.spec.offset, 2u);
   EXPECT_EQ(e.next("t") % 2, 0u);
+}
+
+TEST(TicketService, AFailedConfigWriteKeepsTheOldSettingsInMemoryAndOnDisk) {
+  ScriptedStore store;
+  Engine e(store);
+  ASSERT_TRUE(e.service.ensure_configured(SequenceSpec{.name = "t", .cache = 10}));
+  EXPECT_EQ(e.next("t"), 1u);
+  store.fail_next(1);
+  auto r = e.service.ensure_configured(SequenceSpec{.name = "t", .start = 5000, .cache = 50});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, make_error_code(TicketErrc::kStorageFailed));
+  auto info = e.service.find("t")->info();
+  EXPECT_EQ(info.spec.start, 1u);
+  EXPECT_EQ(info.spec.cache, 10u);
+  EXPECT_EQ(e.next("t"), 2u);  // the cached values of the old settings, still durable
+  // The same config again applies (nothing half-done is in the way).
+  ASSERT_TRUE(e.service.ensure_configured(SequenceSpec{.name = "t", .start = 5000, .cache = 50}));
+  EXPECT_EQ(e.next("t"), 5000u);
 }
 
 DetailedResult<Block> wait_block(const std::function<void(BlockCallback)>& op) {

@@ -258,19 +258,66 @@ TEST(WorkerPoolService, RestartReloadsLeasesFromTheStore) {
             ErrorCode(WorkerErrc::kUnknownLease));
 }
 
-TEST(WorkerPoolService, LeasesThatExpiredWhileStoppedAreFreeAfterARestart) {
+// A lease read from the store is judged on this process's clock: held for one full TTL after
+// the read, whatever expiry time another clock wrote into it; then free as usual.
+TEST(WorkerPoolService, StoredLeasesAreHeldForOneTtlAfterARestartWhateverTheirExpiry) {
   ScriptedStore store;
   FakeClock clock;
   {
     Workers w(store, clock);
     (void)w.acquire("a", 5000);
   }
-  clock.advance(5000);
+  clock.advance(5000);  // its stored expiry has passed on this clock
   Workers w(store, clock);
-  EXPECT_TRUE(w.service.status("orders")->live.empty());
-  const auto next = w.acquire("b");
+  EXPECT_EQ(w.service.status("orders")->live.size(), 1u);
+  EXPECT_EQ(w.acquire("b").worker_id, 1u);
+  clock.advance(4999);
+  EXPECT_EQ(w.acquire("c").worker_id, 2u);
+  clock.advance(1);  // one TTL after the restart read it
+  const auto next = w.acquire("d");
   EXPECT_EQ(next.lease_id, "0-2");
   EXPECT_EQ(next.not_before_ms, kT0 + 5000);
+}
+
+// Issue 27.9: a new leader whose clock runs 30 s ahead read a lease that, on its clock, expired
+// 10 s ago, while the holder (on the old leader's clock) still had 20 s left. The ID is not
+// granted again, and the holder's keepalive still succeeds.
+TEST(WorkerPoolService, ANewLeaderWithAClockAheadNeverGrantsALiveLeaseAgain) {
+  ScriptedStore store;
+  FakeClock old_leader;
+  PoolLease a;
+  {
+    Workers w(store, old_leader);
+    a = w.acquire("a", 20000);  // expires at kT0 + 20000 on the old leader's clock
+  }
+  FakeClock new_leader;
+  new_leader.advance(30000);  // the same instant, read 30 s ahead
+  Workers w(store, new_leader);
+  EXPECT_EQ(w.acquire("b").worker_id, 1u);
+  auto kept = keepalive_and_wait(w.service, "orders", a.lease_id);
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ(kept->expires_at_ms, kT0 + 30000 + 20000);
+  // With the holder gone, the ID is free one TTL after its last keepalive, on this clock.
+  new_leader.advance(20000);
+  EXPECT_EQ(w.acquire("c").lease_id, "0-2");
+}
+
+// The converse skew: a new leader whose clock runs behind keeps the stored expiry, the later of
+// the two.
+TEST(WorkerPoolService, ANewLeaderWithAClockBehindKeepsTheStoredExpiry) {
+  ScriptedStore store;
+  FakeClock old_leader;
+  old_leader.advance(30000);
+  {
+    Workers w(store, old_leader);
+    (void)w.acquire("a", 10000);  // expires at kT0 + 40000
+  }
+  FakeClock new_leader;  // 30 s behind
+  Workers w(store, new_leader);
+  new_leader.advance(39999);
+  EXPECT_EQ(w.acquire("b").worker_id, 1u);
+  new_leader.advance(1);
+  EXPECT_EQ(w.acquire("c").worker_id, 0u);
 }
 
 TEST(WorkerPoolService, AFailedWriteLeavesTheSlotAsItWas) {

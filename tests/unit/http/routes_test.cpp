@@ -331,11 +331,12 @@ TEST(HttpRoutes, ListsSequencesWithLargeValuesAsStrings) {
   EXPECT_EQ(t32.at("max_value").as_string(), "4294967295");
   EXPECT_EQ(t32.at("increment").as_int64(), 2);
   const auto& t64 = list[1].as_object();
-  EXPECT_EQ(json::serialize(t64),
-            R"({"name":"Tickets64","kind":"ticket","start":"1","increment":1,"offset":1,)"
-            R"("max_value":"9223372036854775807","cache":1000,"next_value":"6",)"
-            R"("durable_ceiling":"1004","issued":"5","remaining":"9223372036854775802",)"
-            R"("exhausted":false})");
+  EXPECT_EQ(
+      json::serialize(t64),
+      R"({"name":"Tickets64","kind":"ticket","start":"1","increment":1,"offset":1,)"
+      R"("max_value":"9223372036854775807","cache":1000,"max_rate":100000000,"next_value":"6",)"
+      R"("durable_ceiling":"1004","issued":"5","remaining":"9223372036854775802",)"
+      R"("exhausted":false})");
 }
 
 TEST(HttpRoutes, GetsOneSequence) {

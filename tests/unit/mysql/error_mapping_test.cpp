@@ -104,6 +104,7 @@ TEST(MySqlErrorMapping, EveryStatementErrorHasARowAndItsShape) {
        "Column count doesn't match value count at row 3"},
       {StatementErrc::kWrongArguments, {"too big"}, 1210, "HY000", "too big"},
       {StatementErrc::kUnknownSystemVariable, {"v"}, 1193, "HY000", "Unknown system variable 'v'"},
+      {StatementErrc::kTooLongIdent, {"v"}, 1059, "42000", "Identifier name 'v' is too long"},
       {StatementErrc::kWrongAutoKey,
        {},
        1075,
@@ -137,7 +138,7 @@ TEST(MySqlErrorMapping, EveryStatementErrorHasARowAndItsShape) {
        "You have an error in your SQL syntax; check the manual that corresponds to your "
        "ticketd server version for the right syntax to use near 'SELEKT' at line 2"},
   };
-  static_assert(static_cast<int>(StatementErrc::kParseError) == 16, "a new value needs a case");
+  static_assert(static_cast<int>(StatementErrc::kParseError) == 17, "a new value needs a case");
   for (const auto& c : cases) {
     ErrResult e;
     switch (c.args.size()) {

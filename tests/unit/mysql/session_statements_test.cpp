@@ -22,7 +22,7 @@ TEST_F(SessionStatements, SetRecordsWhatSelectReadsBack) {
 
 TEST_F(SessionStatements, SetRefusalsChangeNothing) {
   struct Case {
-    std::string_view sql;
+    std::string sql;
     std::uint16_t code;
     std::string_view state;
   };
@@ -30,6 +30,8 @@ TEST_F(SessionStatements, SetRefusalsChangeNothing) {
       {"SET GLOBAL wait_timeout = 1", kErSpecificAccessDenied, "42000"},
       {"SET @a = 1, auto_increment_increment = 2", kErNotSupportedYet, "42000"},
       {"SET @a = 1, autocommit = 'maybe'", kErWrongValueForVar, "42000"},
+      {"SET @a = 1, @" + std::string(65, 'v') + " = 2", kErTooLongIdent, "42000"},
+      {"SET @a = 1, " + std::string(65, 'v') + " = 2", kErTooLongIdent, "42000"},
   };
   for (const auto& c : cases) {
     auto e = err(c.sql);
@@ -40,6 +42,18 @@ TEST_F(SessionStatements, SetRefusalsChangeNothing) {
   EXPECT_EQ(err("SET autocommit = 'maybe'").message,
             "Variable 'autocommit' can't be set to the value of ''maybe''");
   ok("SET auto_increment_increment = 1");  // the server's own value is fine
+}
+
+TEST_F(SessionStatements, VariableNamesStopAtMysqldsSixtyFourCharacters) {
+  const std::string longest(kMaxIdentifierLength, 'v');
+  ok("SET @" + longest + " = 1, " + longest + " = 2");
+  EXPECT_EQ(value("SELECT @" + longest), "1");
+  // A megabyte-long name is refused before it is kept or matched by LIKE (issue 27.11).
+  const std::string huge(1 << 20, 'v');
+  auto e = err("SET " + huge + " = 1");
+  EXPECT_EQ(e.code, kErTooLongIdent);
+  EXPECT_LE(e.message.size(), 200u);  // the name is clipped in the message
+  EXPECT_EQ(session_.variables.count(huge), 0u);
 }
 
 TEST_F(SessionStatements, ShowVariablesAndStatusAreNameValuePairs) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -288,6 +289,15 @@ TEST(RocksDbCounterStore, ADirectoryHoldingABackupManifestIsRefusedNamingRestore
     ASSERT_TRUE((*store)->commit(m));
     ASSERT_TRUE((*store)->checkpoint(copy.string()));
   }
+  // The copy keeps the store's identity (RocksDB's checkpoint alone leaves IDENTITY out, and
+  // each open would read a new one): what a manifest and a restored mark are bound to.
+  auto stamp = RocksDbCounterStore::stamp_of(copy.string());
+  auto again = RocksDbCounterStore::stamp_of(copy.string());
+  auto mark = DurableMark::read(dir.string());
+  ASSERT_TRUE(stamp && again && mark && *mark);
+  EXPECT_EQ(stamp->identity, again->identity);
+  EXPECT_EQ(stamp->identity, (*mark)->identity);
+  EXPECT_EQ(stamp->position, again->position);
   std::FILE* f = std::fopen((copy / std::string(kBackupManifestFile)).c_str(), "w");
   ASSERT_NE(f, nullptr);
   std::fputs("{}", f);
@@ -299,16 +309,61 @@ TEST(RocksDbCounterStore, ADirectoryHoldingABackupManifestIsRefusedNamingRestore
       << refused.error().message;
   // Nothing was created in it: no durable mark, no new log.
   EXPECT_FALSE(std::filesystem::exists(copy / DurableMark::kFileName));
-  // Without the manifest the same files open as a store (what `ticketd restore` relies on).
+  // Without the manifest the same files are a store without its durable mark: refused, unless
+  // the caller adopts them (what `ticketd restore` does), which gives them their first mark.
   std::filesystem::remove(copy / std::string(kBackupManifestFile));
-  auto opened = RocksDbCounterStore::open(copy.string());
+  auto unmarked = RocksDbCounterStore::open(copy.string());
+  ASSERT_FALSE(unmarked);
+  EXPECT_EQ(unmarked.error().code, StorageErrc::kCorruption);
+  EXPECT_NE(unmarked.error().message.find("not its durable mark"), std::string::npos)
+      << unmarked.error().message;
+  EXPECT_FALSE(std::filesystem::exists(copy / DurableMark::kFileName));
+  auto opened = RocksDbCounterStore::open(copy.string(), MarkPolicy::kAdopt);
   ASSERT_TRUE(opened) << opened.error().message;
   auto v = (*opened)->get("seq/a");
   ASSERT_TRUE(v && *v);
   EXPECT_EQ(**v, "1");
   opened->reset();
+  // Adopted once, it is an ordinary store with its mark, bound to its identity.
+  auto reading = DurableMark::read(copy.string());
+  ASSERT_TRUE(reading && *reading);
+  EXPECT_FALSE((*reading)->identity.empty());
+  EXPECT_TRUE(RocksDbCounterStore::open(copy.string()));
   std::filesystem::remove_all(dir);
   std::filesystem::remove_all(copy);
+}
+
+TEST(RocksDbCounterStore, OpenVerifiedRunsTheChecksAndWritesNothing) {
+  const auto dir = temp_dir("verified");
+  {
+    auto store = RocksDbCounterStore::open(dir.string());
+    ASSERT_TRUE(store);
+    std::vector<Mutation> m{{"seq/a", "1"}};
+    ASSERT_TRUE((*store)->commit(m));
+  }
+  std::map<std::string, std::filesystem::file_time_type> before;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    before[e.path().filename().string()] = e.last_write_time();
+  }
+  {
+    auto verified = RocksDbCounterStore::open_verified(dir.string());
+    ASSERT_TRUE(verified) << verified.error().message;
+    auto v = (*verified)->get("seq/a");
+    ASSERT_TRUE(v && *v);
+    EXPECT_FALSE((*verified)->commit(std::vector<Mutation>{{"seq/b", "2"}}));
+  }
+  std::map<std::string, std::filesystem::file_time_type> after;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    after[e.path().filename().string()] = e.last_write_time();
+  }
+  EXPECT_EQ(before, after);
+  // Without its mark the store is refused by the same checks, and the mark is not recreated.
+  std::filesystem::remove(dir / DurableMark::kFileName);
+  auto refused = RocksDbCounterStore::open_verified(dir.string());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, StorageErrc::kCorruption);
+  EXPECT_FALSE(std::filesystem::exists(dir / DurableMark::kFileName));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(RocksDbCounterStore, OpeningADirectoryWithoutAStoreReadOnlyIsRefused) {
