@@ -196,6 +196,14 @@ struct BackupConfig {
   friend bool operator==(const BackupConfig&, const BackupConfig&) = default;
 };
 
+/// The `durability:` section. `external_mark` is a file outside the data directory (another
+/// volume) that every commit reaches before its values are served; a data directory rolled back
+/// as a whole is refused at start and by verify. Empty: none (rocksdb engine only).
+struct DurabilityConfig {
+  std::string external_mark;
+  friend bool operator==(const DurabilityConfig&, const DurabilityConfig&) = default;
+};
+
 struct SecurityConfig {
   bool strict_config_permissions = false;  // refuse (not just warn) a readable file with secrets
   friend bool operator==(const SecurityConfig&, const SecurityConfig&) = default;
@@ -214,6 +222,7 @@ struct Config {
   HaConfig ha;
   SecurityConfig security;
   BackupConfig backup;
+  DurabilityConfig durability;
   std::vector<SequenceConfig> sequences;
   std::vector<WorkerPoolConfig> worker_pools;
   /// Ticket sequences whose configured increment/offset may replace the stored grid at this
@@ -252,6 +261,8 @@ struct LoadResult {
   std::optional<Config> config;
   std::vector<std::string> errors;
 };
+/// The largest config file read (a config with thousands of sequences is far smaller).
+inline constexpr std::size_t kMaxConfigBytes = 4 * 1024 * 1024;
 [[nodiscard]] LoadResult load_file(const std::string& path, const NameRule& name_rule);
 [[nodiscard]] LoadResult load_string(const std::string& text, const std::string& source_name,
                                      const NameRule& name_rule);

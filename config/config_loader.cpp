@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <map>
@@ -14,6 +12,7 @@
 #include <utility>
 
 #include "config/config.h"
+#include "server/base/bounded_file.h"
 #include "server/base/gapless_bounds.h"
 #include "server/base/hex.h"
 #include "server/base/parse_int.h"
@@ -252,10 +251,10 @@ class Loader {
                         "100000 nodes)");
       return c;
     }
-    if (!expect_map(
-            root, "",
-            {"data_dir", "threads", "log_level", "log_format", "mysql", "http", "defaults",
-             "snowflake", "storage", "ha", "security", "backup", "sequences", "worker_pools"})) {
+    if (!expect_map(root, "",
+                    {"data_dir", "threads", "log_level", "log_format", "mysql", "http", "defaults",
+                     "snowflake", "storage", "ha", "security", "backup", "durability", "sequences",
+                     "worker_pools"})) {
       return c;
     }
     get_string(root, "", "data_dir", c.data_dir);
@@ -289,6 +288,18 @@ class Loader {
       if (expect_map(b, "backup", {"dir"})) {
         get_string(b, "backup", "dir", c.backup.dir);
         if (c.backup.dir.empty()) error(b["dir"], "backup.dir", "must not be empty");
+      }
+    }
+    if (auto d = root["durability"]) {
+      if (expect_map(d, "durability", {"external_mark"})) {
+        get_string(d, "durability", "external_mark", c.durability.external_mark);
+        const std::string& mark = c.durability.external_mark;
+        if (mark.empty() || mark.back() == '/') {
+          error(d["external_mark"], "durability.external_mark",
+                "must name a file (on another volume than data_dir)");
+        } else if (c.storage.engine == StorageEngine::kEtcd) {
+          error(d, "durability", "only used with storage.engine rocksdb (etcd keeps its own)");
+        }
       }
     }
     if (auto s = root["sequences"]) load_sequences(s, c);
@@ -877,18 +888,12 @@ LoadResult load_string(const std::string& text, const std::string& source_name,
 }
 
 LoadResult load_file(const std::string& path, const NameRule& name_rule) {
-  // An ifstream opens a directory without complaint and then reads nothing, which would look
-  // like an empty config.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return LoadResult{std::nullopt, {path + ": is a directory, not a config file"}};
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return LoadResult{std::nullopt, {path + ": cannot read the config file"}};
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return LoadResult{std::nullopt, {path + ": cannot read the config file"}};
-  return load_string(text.str(), path, name_rule);
+  // A directory (which an ifstream reads as empty), a FIFO (which would block start-up or a
+  // reload) or a file too large to be a config is refused before anything is read.
+  auto file = read_bounded_file(path, kMaxConfigBytes);
+  if (!file.ok)
+    return LoadResult{std::nullopt, {path + ": cannot read the config file: it " + file.error}};
+  return load_string(file.bytes, path, name_rule);
 }
 
 }  // namespace ticketd::config

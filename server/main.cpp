@@ -32,10 +32,10 @@ namespace {
 constexpr const char* kUsage =
     "usage: ticketd --config FILE [--data-dir DIR] [--mysql-listen HOST:PORT]\n"
     "               [--http-listen HOST:PORT] [--force-grid-change NAME]...\n"
-    "       ticketd verify --data-dir DIR\n"
+    "       ticketd verify --data-dir DIR [--external-mark FILE]\n"
     "       ticketd backup --data-dir DIR --to OUT\n"
     "       ticketd restore --from BACKUP --data-dir DIR [--skip-ahead auto|peak|N|NAME=N]...\n"
-    "               [--gapless NAME=N]... [--force]\n"
+    "               [--gapless NAME=N]... [--external-mark FILE] [--force]\n"
     "       ticketd hash-password | hash-token   (the secret on stdin)\n"
     "       ticketd import --from mysql://USER@HOST:PORT/DB --data-dir DIR  (import --help)\n"
     "       ticketd restride --sequence NAME --servers HOST:PORT,...  (restride --help)\n"
@@ -50,6 +50,8 @@ constexpr const char* kUsage =
     "                           shares its values: otherwise `ticketd restride`)\n"
     "  verify                   checks the stored invariants of a stopped server's data dir\n"
     "                           (exit 0: they hold, 1: a violation, 3: cannot open)\n"
+    "  --external-mark FILE     (verify, restore) durability.external_mark: verify checks the\n"
+    "                           store against it; restore makes it the new data dir's\n"
     "  backup                   a consistent backup of a stopped server's data dir (a running\n"
     "                           one: POST /v1/admin/backup)\n"
     "  restore                  makes a data dir of a backup, every ticket ceiling raised past\n"
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
   using namespace ticketd;
   std::string config_path;
   std::string data_dir;
+  std::string external_mark;
   std::string mysql_listen;
   std::string http_listen;
   std::vector<std::string> force_grid_change;
@@ -116,6 +119,8 @@ int main(int argc, char** argv) {
       ok = value(mysql_listen);
     } else if (arg == "--http-listen") {
       ok = value(http_listen);
+    } else if (arg == "--external-mark" && verify) {
+      ok = value(external_mark);
     } else if (arg == "--force-grid-change") {
       std::string name;
       ok = value(name);
@@ -127,7 +132,7 @@ int main(int argc, char** argv) {
   }
   if (verify) {
     if (data_dir.empty()) return usage_error("verify needs --data-dir DIR");
-    return verify_data_dir(data_dir, stdout);
+    return verify_data_dir(data_dir, external_mark, stdout);
   }
   if (config_path.empty()) return usage_error("--config FILE is required");
 

@@ -119,7 +119,11 @@ DetailedResult<std::string> read_all(int fd, const std::string& path) {
 }  // namespace
 
 DetailedResult<std::optional<DurableMark::Reading>> DurableMark::read(const std::string& dir) {
-  const std::string path = dir + "/" + kFileName;
+  return read_file(dir + "/" + kFileName);
+}
+
+DetailedResult<std::optional<DurableMark::Reading>> DurableMark::read_file(const std::string& path,
+                                                                           bool empty_is_unbound) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT) return std::optional<Reading>{};
@@ -133,6 +137,7 @@ DetailedResult<std::optional<DurableMark::Reading>> DurableMark::read(const std:
   auto bytes = read_all(fd, path);
   ::close(fd);
   if (!bytes) return bytes.error();
+  if (bytes->empty() && empty_is_unbound) return std::optional<Reading>{Reading{}};
   auto slot = newest_slot(*bytes);
   if (!slot) return unreadable(path, bytes->size());
   return std::optional<Reading>{Reading{slot->position, slot->identity}};
@@ -140,18 +145,32 @@ DetailedResult<std::optional<DurableMark::Reading>> DurableMark::read(const std:
 
 DetailedResult<std::unique_ptr<DurableMark>> DurableMark::open(
     const std::string& dir, std::chrono::milliseconds sync_interval) {
-  const std::string path = dir + "/" + kFileName;
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  return open_file(dir + "/" + kFileName, sync_interval, false);
+}
+
+DetailedResult<std::unique_ptr<DurableMark>> DurableMark::open_file(
+    const std::string& path, std::chrono::milliseconds sync_interval, bool empty_is_new) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
   std::optional<MarkSlot> slot;
   bool old_form = false;
   if (fd >= 0) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return Error{StorageErrc::kCorruption, "'" + path + "' is not a regular file"};
+    }
     auto bytes = read_all(fd, path);
     if (!bytes) {
       ::close(fd);
       return bytes.error();
     }
     slot = newest_slot(*bytes);
-    if (!slot) {
+    if (!slot && bytes->empty() && empty_is_new) old_form = true;
+    if (!slot && !old_form) {
       ::close(fd);
       return unreadable(path, bytes->size());
     }
@@ -194,16 +213,26 @@ std::string DurableMark::identity() const {
 }
 
 DetailedResult<void> DurableMark::bind(std::string identity) {
+  std::lock_guard lock(mutex_);
+  return rewrite_locked(recorded_, std::move(identity));
+}
+
+DetailedResult<void> DurableMark::reset(std::uint64_t position, std::string identity) {
+  std::lock_guard lock(mutex_);
+  return rewrite_locked(position, std::move(identity));
+}
+
+DetailedResult<void> DurableMark::rewrite_locked(std::uint64_t position, std::string identity) {
   if (identity.size() > kMaxIdentity) {
     return Error{StorageErrc::kIo, "store identity '" + identity + "' is longer than " +
                                        std::to_string(kMaxIdentity) + " bytes"};
   }
-  std::lock_guard lock(mutex_);
   identity_ = std::move(identity);
   for (int slot = 0; slot < 2; ++slot) {
-    if (auto r = write_slot_locked(recorded_); !r) return r;
+    if (auto r = write_slot_locked(position); !r) return r;
   }
   if (::fdatasync(fd_) != 0) return io_error("sync", path_, errno);
+  recorded_ = position;
   last_sync_ = std::chrono::steady_clock::now();
   dirty_ = false;
   return {};

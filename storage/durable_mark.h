@@ -45,10 +45,20 @@ class DurableMark {
     std::string identity;  // empty: not bound to a store yet
   };
   [[nodiscard]] static DetailedResult<std::optional<Reading>> read(const std::string& dir);
+  /// The same for a mark at any path (the external mark, `durability.external_mark`). With
+  /// `empty_is_unbound`, an empty file reads as position 0 bound to no store: the operator
+  /// created it to be adopted.
+  [[nodiscard]] static DetailedResult<std::optional<Reading>> read_file(
+      const std::string& path, bool empty_is_unbound = false);
 
   /// Opens (creating when missing) the mark file in `dir`. `stored()` tells what it held.
   [[nodiscard]] static DetailedResult<std::unique_ptr<DurableMark>> open(
       const std::string& dir, std::chrono::milliseconds sync_interval = std::chrono::seconds(1));
+  /// Opens (creating when missing) the mark file at `path`; its directory is synced after a
+  /// creation. With `empty_is_new`, an empty file is written like a new one (the external mark
+  /// an operator created for ticketd to adopt); otherwise it is refused like any unreadable one.
+  [[nodiscard]] static DetailedResult<std::unique_ptr<DurableMark>> open_file(
+      const std::string& path, std::chrono::milliseconds sync_interval, bool empty_is_new);
   ~DurableMark();
   DurableMark(const DurableMark&) = delete;
   DurableMark& operator=(const DurableMark&) = delete;
@@ -63,12 +73,17 @@ class DurableMark {
 
   /// Records `position` when it is above what was recorded; `force_sync` makes it durable now.
   [[nodiscard]] DetailedResult<void> record(std::uint64_t position, bool force_sync = false);
+  /// Records `position` even below what was recorded, and `identity`, durably: for restore
+  /// only, which makes a new data directory the store this mark now speaks for.
+  [[nodiscard]] DetailedResult<void> reset(std::uint64_t position, std::string identity);
 
  private:
   DurableMark(int fd, std::string path, std::optional<std::uint64_t> stored,
               std::uint64_t generation, std::string identity,
               std::chrono::milliseconds sync_interval);
   [[nodiscard]] DetailedResult<void> write_slot_locked(std::uint64_t position);
+  /// Writes `position` and `identity` into both slots and syncs them (mutex_ held).
+  [[nodiscard]] DetailedResult<void> rewrite_locked(std::uint64_t position, std::string identity);
 
   mutable std::mutex mutex_;
   int fd_;

@@ -221,8 +221,12 @@ class ReadOnlyStore final : public CounterStore {
 }  // namespace
 
 RocksDbCounterStore::RocksDbCounterStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
-                                         std::unique_ptr<DurableMark> mark)
-    : dir_(std::move(dir)), db_(std::move(db)), mark_(std::move(mark)) {}
+                                         std::unique_ptr<DurableMark> mark,
+                                         std::unique_ptr<DurableMark> external)
+    : dir_(std::move(dir)),
+      db_(std::move(db)),
+      mark_(std::move(mark)),
+      external_(std::move(external)) {}
 
 RocksDbCounterStore::~RocksDbCounterStore() {
   if (db_) {
@@ -268,9 +272,53 @@ Error open_error(const std::string& dir, const DirContents& contents, const rock
   return e;
 }
 
+// The external mark against the store found in the directory (`identity` empty and `reached` 0
+// when there is none yet). Restore (kAdopt) resets the mark instead, so it is not checked.
+DetailedResult<void> check_external(const std::string& dir, const StoreMarks& marks,
+                                    const std::string& identity, std::uint64_t reached) {
+  if (marks.external.empty() || marks.policy == MarkPolicy::kAdopt) return {};
+  auto read = DurableMark::read_file(marks.external, true);
+  if (!read) return read.error();
+  const std::string& path = marks.external;
+  if (!*read) {
+    if (identity.empty()) return {};  // a new store and a new mark: both start here
+    return Error{StorageErrc::kCorruption,
+                 "the external durable mark " + path +
+                     " (durability.external_mark) is missing while the store at '" + dir +
+                     "' exists: it is what tells a data directory rolled back as a whole from "
+                     "the one ticketd last served, so ticketd refuses to start without it. If "
+                     "the mark is being set up for this store, create it empty (install -m 600 "
+                     "/dev/null " +
+                     path + ") and ticketd adopts it"};
+  }
+  if (!(*read)->identity.empty() && (*read)->identity != identity) {
+    return Error{StorageErrc::kCorruption,
+                 "the external durable mark " + path + " belongs to another store (identity " +
+                     (*read)->identity + ", the store at '" + dir + "' is " +
+                     (identity.empty() ? std::string("new") : identity) +
+                     "): each server needs its own, and a data directory made from a backup "
+                     "gets one with `ticketd restore --external-mark`"};
+  }
+  if (reached < (*read)->position) {
+    return Error{StorageErrc::kCorruption,
+                 "store at '" + dir +
+                     "' is older than what ticketd acknowledged: it reaches "
+                     "write " +
+                     std::to_string(reached) + " but the external durable mark " + path +
+                     " records write " + std::to_string((*read)->position) +
+                     ". The data directory was rolled back as a whole (a disk or VM snapshot, "
+                     "or a copy put back); starting would issue values again, so ticketd "
+                     "refuses. Make a data directory from a backup with `ticketd restore "
+                     "--external-mark " +
+                     path + "`, which skips past what was issued"};
+  }
+  return {};
+}
+
 // Every check that needs no write: the refusals are the same whether the store is then opened to
 // serve or only to be verified, and a refused directory stays exactly as it was found.
-DetailedResult<Checked> check_directory(const std::string& dir, MarkPolicy policy) {
+DetailedResult<Checked> check_directory(const std::string& dir, const StoreMarks& marks) {
+  const MarkPolicy policy = marks.policy;
   Checked c;
   c.contents = inspect(dir);
   auto mark = DurableMark::read(dir);
@@ -292,7 +340,10 @@ DetailedResult<Checked> check_directory(const std::string& dir, MarkPolicy polic
                      " as acknowledged) but its CURRENT file is missing; " + detail +
                      "; refusing to create an empty store over it"};
   }
-  if (!c.contents.current) return c;
+  if (!c.contents.current) {
+    if (auto r = check_external(dir, marks, {}, 0); !r) return r.error();
+    return c;
+  }
   // The mark is what tells a lost or rolled-back log from a complete one: a store found without
   // it is refused, never given a new one that would accept whatever the store now holds. Only
   // restore, which makes a data directory of a backup, adopts an unmarked store.
@@ -322,9 +373,10 @@ DetailedResult<Checked> check_directory(const std::string& dir, MarkPolicy polic
                      "): a mark copied from elsewhere says nothing about what this store "
                      "acknowledged, so ticketd refuses it"};
   }
-  if (const auto reached = c.probe->GetLatestSequenceNumber(); reached < acknowledged) {
+  const auto reached = c.probe->GetLatestSequenceNumber();
+  if (reached < acknowledged)
     return older_than_acknowledged(dir, c.contents, reached, acknowledged);
-  }
+  if (auto r = check_external(dir, marks, c.identity, reached); !r) return r.error();
   // Every block of every table file against its checksum: damage found later, while loading,
   // would be found after the read-write open had already changed the directory. The store
   // holds counters, not bulk data, so this reads little.
@@ -335,7 +387,7 @@ DetailedResult<Checked> check_directory(const std::string& dir, MarkPolicy polic
 }  // namespace
 
 DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
-    const std::string& dir, MarkPolicy policy) {
+    const std::string& dir, const StoreMarks& marks) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Error{StorageErrc::kIo, "create data directory '" + dir + "': " + ec.message()};
@@ -347,7 +399,7 @@ DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
                      "restore --from " +
                      dir + " --data-dir NEW_DIR`"};
   }
-  auto checked = check_directory(dir, policy);
+  auto checked = check_directory(dir, marks);
   if (!checked) return checked.error();
   checked->probe.reset();
   const std::uint64_t acknowledged = checked->mark ? checked->mark->position : 0;
@@ -372,17 +424,43 @@ DetailedResult<std::unique_ptr<RocksDbCounterStore>> RocksDbCounterStore::open(
     if (auto r = (*mark)->bind(identity); !r) return r.error();
   }
   if (auto r = (*mark)->record(reached, true); !r) return r.error();
+  std::unique_ptr<DurableMark> external;
+  if (!marks.external.empty() && marks.policy != MarkPolicy::kAdopt) {
+    // Checked above: missing only for a new store, empty when the operator set it up for this
+    // one, else this store's and not above it.
+    auto opened = DurableMark::open_file(marks.external, std::chrono::milliseconds(0), true);
+    if (!opened) return opened.error();
+    external = std::move(*opened);
+    if (external->identity() != identity) {
+      if (auto r = external->bind(identity); !r) return r.error();
+    }
+    if (auto r = external->record(reached, true); !r) return r.error();
+  }
   return std::unique_ptr<RocksDbCounterStore>(
-      new RocksDbCounterStore(dir, std::move(db), std::move(*mark)));
+      new RocksDbCounterStore(dir, std::move(db), std::move(*mark), std::move(external)));
+}
+
+DetailedResult<void> RocksDbCounterStore::adopt_external_mark(const std::string& path) {
+  std::unique_lock lock(mutex_);
+  if (!db_) return unavailable();
+  std::string identity;
+  if (auto s = db_->GetDbIdentity(identity); !s.ok()) {
+    return to_error(s, "read the identity of the store at '" + dir_ + "'");
+  }
+  auto opened = DurableMark::open_file(path, std::chrono::milliseconds(0), true);
+  if (!opened) return opened.error();
+  if (auto r = (*opened)->reset(db_->GetLatestSequenceNumber(), identity); !r) return r;
+  external_ = std::move(*opened);
+  return {};
 }
 
 DetailedResult<std::unique_ptr<CounterStore>> RocksDbCounterStore::open_verified(
-    const std::string& dir) {
+    const std::string& dir, const std::string& external_mark) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     return Error{StorageErrc::kIo, "'" + dir + "' is not a directory"};
   }
-  auto checked = check_directory(dir, MarkPolicy::kRequire);
+  auto checked = check_directory(dir, StoreMarks{MarkPolicy::kRequire, external_mark});
   if (!checked) return checked.error();
   if (!checked->probe) {
     return Error{StorageErrc::kIo, "'" + dir + "' holds no store (no CURRENT file)"};
@@ -505,7 +583,12 @@ DetailedResult<void> RocksDbCounterStore::commit(std::span<const Mutation> mutat
     return e;
   }
   // Every write is synced, so the latest published position is durable in the WAL.
-  return mark_->record(db_->GetLatestSequenceNumber());
+  const std::uint64_t position = db_->GetLatestSequenceNumber();
+  if (auto r = mark_->record(position); !r) return r;
+  // The external mark is synced before the values this write covers are served: one fdatasync
+  // per commit (a commit raises a ceiling for `cache` values, or commits a batch of invoices).
+  if (external_) return external_->record(position, true);
+  return {};
 }
 
 DetailedResult<void> RocksDbCounterStore::reopen_after_failure() {

@@ -23,6 +23,18 @@ enum class MarkPolicy {
   kAdopt,    // restore: the store was just copied from a backup and gets its first mark
 };
 
+/// How a store is opened: whether it may adopt a mark, and where its external high-water mark
+/// lives (`durability.external_mark`; empty: none).
+struct StoreMarks {
+  MarkPolicy policy = MarkPolicy::kRequire;
+  /// A mark file outside the data directory (another volume), synced after every commit before
+  /// commit() returns: a data directory rolled back as a whole (a disk or VM snapshot, its own
+  /// mark included) reaches less than it records and is refused. A missing file is refused for
+  /// a store that exists (an empty one, created by the operator, is adopted). Not used with
+  /// kAdopt: restore calls adopt_external_mark() once the new directory is complete.
+  std::string external;
+};
+
 /// A CounterStore in a RocksDB directory. Every commit is one WriteBatch written with
 /// `WriteOptions::sync = true`, so it is on disk before commit() returns. RocksDB's own LOCK file
 /// keeps a second process out of the directory. Thread safety: all members may be called
@@ -42,12 +54,12 @@ class RocksDbCounterStore final : public CounterStore {
  public:
   /// Opens (creating if missing) the store in `dir`.
   [[nodiscard]] static DetailedResult<std::unique_ptr<RocksDbCounterStore>> open(
-      const std::string& dir, MarkPolicy policy = MarkPolicy::kRequire);
-  /// Runs every check open() runs (mark present and of this store, store not below it,
-  /// checksums) and opens the store read-only: nothing in `dir` is created or written
-  /// (`ticketd verify`).
+      const std::string& dir, const StoreMarks& marks = {});
+  /// Runs every check open() runs (marks present and of this store, store not below them,
+  /// checksums) and opens the store read-only: nothing in `dir` or at the external mark is
+  /// created or written (`ticketd verify`).
   [[nodiscard]] static DetailedResult<std::unique_ptr<CounterStore>> open_verified(
-      const std::string& dir);
+      const std::string& dir, const std::string& external_mark = {});
   ~RocksDbCounterStore() override;
 
   [[nodiscard]] DetailedResult<std::optional<std::string>> get(std::string_view key) override;
@@ -57,6 +69,12 @@ class RocksDbCounterStore final : public CounterStore {
   [[nodiscard]] DetailedResult<KeyValues> scan_last(std::string_view prefix,
                                                     std::size_t limit) override;
   [[nodiscard]] DetailedResult<void> commit(std::span<const Mutation> mutations) override;
+
+  /// Makes the external mark at `path` (created when missing, whatever it held) this store's,
+  /// at the position the store reaches now, and keeps it up to date from here on. For restore
+  /// only, once the new data directory holds everything it will start with: a mark reset
+  /// earlier would accept the rolled-back directory it replaces if the restore then failed.
+  [[nodiscard]] DetailedResult<void> adopt_external_mark(const std::string& path);
 
   /// Writes a consistent copy of the store as it is now into `target` (which must not exist; its
   /// parent must), with RocksDB's checkpoint: the memtable is flushed, table files are
@@ -79,7 +97,7 @@ class RocksDbCounterStore final : public CounterStore {
   static constexpr std::chrono::milliseconds kReopenInterval{200};
 
   RocksDbCounterStore(std::string dir, std::unique_ptr<rocksdb::DB> db,
-                      std::unique_ptr<DurableMark> mark);
+                      std::unique_ptr<DurableMark> mark, std::unique_ptr<DurableMark> external);
   [[nodiscard]] DetailedResult<void> reopen_after_failure();
   [[nodiscard]] Error unavailable() const;
 
@@ -87,7 +105,8 @@ class RocksDbCounterStore final : public CounterStore {
   std::shared_mutex mutex_;  // shared: reads and writes; exclusive: reopening db_
   std::unique_ptr<rocksdb::DB> db_;
   std::unique_ptr<DurableMark> mark_;
-  std::atomic<bool> failed_{false};  // a write failed: reopen before the next one
+  std::unique_ptr<DurableMark> external_;  // null without durability.external_mark
+  std::atomic<bool> failed_{false};        // a write failed: reopen before the next one
   std::mutex failure_mutex_;
   Error last_failure_;
   std::chrono::steady_clock::time_point next_reopen_{};

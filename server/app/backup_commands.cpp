@@ -168,6 +168,7 @@ int backup_command(int argc, char** argv, std::FILE* out) {
 int restore_command(int argc, char** argv, std::FILE* out) {
   std::string from;
   std::string data_dir;
+  std::string external_mark;
   backup::RestoreOptions options;
   bool force = false;
   for (int i = 2; i < argc; ++i) {
@@ -182,6 +183,8 @@ int restore_command(int argc, char** argv, std::FILE* out) {
       from = value;
     } else if (arg == "--data-dir") {
       data_dir = value;
+    } else if (arg == "--external-mark") {
+      external_mark = value;
     } else if (arg == "--skip-ahead" || arg == "--gapless") {
       const auto eq = value.rfind('=');
       const std::string name = eq == std::string::npos ? "" : value.substr(0, eq);
@@ -319,7 +322,7 @@ int restore_command(int argc, char** argv, std::FILE* out) {
     SystemClock clock;
     options.now_ms = clock.now_unix_ms();
     // The copied store has no mark yet (the backup's files only): restore gives it its first.
-    auto store = RocksDbCounterStore::open(data_dir, MarkPolicy::kAdopt);
+    auto store = RocksDbCounterStore::open(data_dir, StoreMarks{MarkPolicy::kAdopt, {}});
     if (!store) {
       std::fprintf(out, "restore: %s\n", store.error().message.c_str());
       undo();
@@ -350,12 +353,21 @@ int restore_command(int argc, char** argv, std::FILE* out) {
       std::fprintf(out, "restore: writing the restored ceilings failed: %s\n",
                    r.error().message.c_str());
       store->reset();
+    } else if (auto m = external_mark.empty() ? r : (*store)->adopt_external_mark(external_mark);
+               !m) {
+      std::fprintf(out, "restore: the external mark %s: %s\n", external_mark.c_str(),
+                   m.error().message.c_str());
+      store->reset();
     } else {
       for (const auto& step : plan->steps) {
         std::fprintf(out, "restore: %s: %s\n", step.sequence.c_str(), step.detail.c_str());
         log::audit(step.event,
                    "'" + step.sequence + "' from backup " + manifest->id + ": " + step.detail,
                    {{"sequence", step.sequence}, {"backup", manifest->id}});
+      }
+      if (!external_mark.empty()) {
+        std::fprintf(out, "restore: the external mark %s now belongs to %s\n",
+                     external_mark.c_str(), data_dir.c_str());
       }
       std::fprintf(out,
                    "restore: done: %zu sequences; check it with `ticketd verify --data-dir %s`\n",

@@ -144,12 +144,14 @@ StartupResult<Storage> open_etcd_storage(const config::StorageConfig& st) {
 }
 
 // The data directory is locked and holds the data.
-StartupResult<Storage> open_rocksdb_storage(const std::string& data_dir) {
+StartupResult<Storage> open_rocksdb_storage(const std::string& data_dir,
+                                            const std::string& external_mark) {
   Storage out;
   auto acquired = DataDirLock::acquire(data_dir);
   if (!acquired) return StartupError{1, acquired.error().message};
   out.lock.emplace(std::move(*acquired));
-  auto opened = RocksDbCounterStore::open(data_dir);
+  auto opened =
+      RocksDbCounterStore::open(data_dir, StoreMarks{MarkPolicy::kRequire, external_mark});
   if (!opened) return StartupError{1, opened.error().message};
   out.rocksdb = std::move(*opened);
   out.store = out.rocksdb.get();
@@ -182,7 +184,7 @@ Engine::Engine(const config::Config& config, Storage storage)
 StartupResult<std::unique_ptr<Engine>> Engine::open(const config::Config& config) {
   auto storage = config.storage.engine == config::StorageEngine::kEtcd
                      ? open_etcd_storage(config.storage)
-                     : open_rocksdb_storage(config.data_dir);
+                     : open_rocksdb_storage(config.data_dir, config.durability.external_mark);
   if (!storage) return storage.error();
   std::unique_ptr<Engine> engine(new Engine(config, std::move(*storage)));
   // The worker ID from etcd is this instance's whatever its role: claimed before anything.

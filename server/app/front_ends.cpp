@@ -84,6 +84,7 @@ StartupResult<std::shared_ptr<asio::ssl::context>> tls_context(
   auto made = net::make_server_tls_context(
       net::TlsFiles{tls->cert_file, tls->key_file, tls->ca_file, tls->require_client_cert});
   if (!made.context) return StartupError{2, std::string(where) + ": " + made.error};
+  for (const auto& w : made.warnings) log::warn(std::string(where) + ": " + w);
   return made.context;
 }
 

@@ -54,6 +54,7 @@ std::vector<std::string> fixed_changes(const config::Config& running, const conf
     if (differs) out.push_back(std::move(key));
   };
   check(running.data_dir != next.data_dir, "data_dir");
+  check(running.durability != next.durability, "durability.external_mark");
   check(running.threads != next.threads, "threads");
   check(running.mysql.listen != next.mysql.listen, "mysql.listen");
   check(running.http.listen != next.http.listen, "http.listen");

@@ -12,7 +12,7 @@
 
 namespace ticketd {
 
-int verify_data_dir(const std::string& dir, std::FILE* out) {
+int verify_data_dir(const std::string& dir, const std::string& external_mark, std::FILE* out) {
   // Verify writes nothing: the directory is locked (a server cannot start meanwhile) but no
   // file is created, and the store is checked and read read-only.
   auto lock = DataDirLock::acquire(dir, DataDirLock::Mode::kReadOnly);
@@ -20,7 +20,7 @@ int verify_data_dir(const std::string& dir, std::FILE* out) {
     std::fprintf(out, "verify: %s (stop ticketd before verifying)\n", lock.error().message.c_str());
     return 3;
   }
-  auto store = RocksDbCounterStore::open_verified(dir);
+  auto store = RocksDbCounterStore::open_verified(dir, external_mark);
   if (!store) {
     // A damaged store, or one older than what was acknowledged, is a violation (the daemon
     // refuses it the same way); anything else means the directory could not be opened.

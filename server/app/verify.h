@@ -12,6 +12,7 @@ namespace ticketd {
 /// and every gapless sequence's invariants, and prints one line per sequence and per violation
 /// to `out`. Returns 0 when everything holds, 1 on a violation, 3 when the directory cannot be
 /// opened.
-[[nodiscard]] int verify_data_dir(const std::string& dir, std::FILE* out);
+[[nodiscard]] int verify_data_dir(const std::string& dir, const std::string& external_mark,
+                                  std::FILE* out);
 
 }  // namespace ticketd

@@ -24,7 +24,8 @@ using boost::beast::http::status;
 // - Worker leases: an ended lease (expired or released) is 409, distinct from an unknown one
 //   (404), so a holder knows it must acquire again; a full pool is 503 with Retry-After, since
 //   it frees itself as leases expire.
-const std::array<ErrorMapping, 36> kTable{{
+// Sized by its rows.
+const auto kTable = std::to_array<ErrorMapping>({
     {TicketErrc::kUnknownSequence, status::not_found, "not_found"},
     {TicketErrc::kAlreadyExists, status::conflict, "already_exists"},
     {TicketErrc::kExhausted, status::conflict, "exhausted"},
@@ -68,7 +69,8 @@ const std::array<ErrorMapping, 36> kTable{{
     {HttpErrc::kHeaderTooLarge, status::request_header_fields_too_large, "header_too_large"},
     {HttpErrc::kNotReady, status::service_unavailable, "not_ready"},
     {HttpErrc::kNotConfigured, status::not_implemented, "not_configured"},
-}};
+    {HttpErrc::kTooManyAuthFailures, status::too_many_requests, "too_many_auth_failures"},
+});
 
 class HttpCategory final : public boost::system::error_category {
  public:
@@ -97,6 +99,8 @@ class HttpCategory final : public boost::system::error_category {
         return "not ready";
       case HttpErrc::kNotConfigured:
         return "not configured";
+      case HttpErrc::kTooManyAuthFailures:
+        return "too many authentication failures";
     }
     return "unknown http error";
   }

@@ -18,6 +18,7 @@ enum class HttpErrc {
   kHeaderTooLarge,        // request head over http header_limit
   kNotReady,              // storage not open or not writable
   kNotConfigured,         // a feature the config leaves off (online backups without backup.dir)
+  kTooManyAuthFailures,   // this address's bad tokens are being answered (the auth throttle)
 };
 
 const boost::system::error_category& http_category() noexcept;

@@ -272,13 +272,22 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
     const bool presented_token = parser.get().count(bhttp::field::authorization) != 0;
     method.assign(parser.get().method_string());
     target.assign(parser.get().target());
+    // The auth throttle (a token has no user: the pair is the address alone). While this
+    // address's bad tokens are being answered slowly, a further request is refused unchecked.
+    AuthThrottle::Slot slot;
     if (deps.auth_throttle != nullptr) {
-      // After repeated bad tokens from this address, every request waits before it is
-      // handled (a timer: the I/O thread serves others meanwhile).
-      if (const auto ms = deps.auth_throttle->delay_ms(peer); ms > 0) {
-        throttle_timer.expires_after(std::chrono::milliseconds(ms));
-        co_await throttle_timer.async_wait(use_nothrow);
-        if (deps.sessions.stopping()) break;
+      slot = deps.auth_throttle->admit(peer, {});
+      if (!slot.admitted()) {
+        deps.metrics.error("http", map_error(HttpErrc::kTooManyAuthFailures).code);
+        Response busy = error_response(HttpErrc::kTooManyAuthFailures,
+                                       "requests with a bad bearer token from this address are "
+                                       "being answered slowly; try again later");
+        busy.set(bhttp::field::retry_after, "1");
+        busy.serialize(wire);
+        tcp.expires_after(o.read_timeout);
+        auto [wec, wn] = co_await asio::async_write(io, asio::buffer(wire), use_nothrow);
+        if (!wec) co_await linger_and_close(tcp);
+        break;
       }
     }
     // The response is built on the session's strand (the handoff); an inline answer is used
@@ -301,7 +310,14 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
     }
     if (deps.auth_throttle != nullptr) {
       if (res.result() == bhttp::status::unauthorized) {
-        const auto f = deps.auth_throttle->record_failure(peer);
+        const auto f = deps.auth_throttle->record_failure(slot);
+        if (f.delay_ms > 0) {
+          // The bad token's answer waits (a timer: the I/O thread serves others meanwhile),
+          // holding its place; a good token is never delayed.
+          throttle_timer.expires_after(std::chrono::milliseconds(f.delay_ms));
+          co_await throttle_timer.async_wait(use_nothrow);
+          if (deps.sessions.stopping()) res.keep_alive(false);
+        }
         if (f.log) {
           log::warn(
               failure_line("http authorization",
@@ -310,8 +326,6 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
                            peer, f),
               {{"client", peer}, {"method", method}, {"target", refused_target}});
         }
-      } else if (presented_token) {
-        deps.auth_throttle->record_success(peer);
       }
     }
     if (deps.sessions.stopping()) res.keep_alive(false);
@@ -361,8 +375,14 @@ asio::awaitable<void> run_http_session(net::tcp::socket socket, HttpDeps& deps) 
   ConnectionGauge gauge(deps.metrics);
   const HttpOptions& o = deps.options;
   if (deps.sessions.count() > o.max_connections) {
-    // Answered without reading anything, so the descriptor is free again at once.
+    // Answered without reading anything, so the descriptor is free again at once. An HTTPS
+    // client expects a TLS handshake, not a plain-text answer: it is closed (a handshake
+    // first would spend the CPU the cap protects).
     deps.metrics.error("http", "too_many_connections");
+    if (deps.tls) {
+      stream->close();
+      co_return;
+    }
     stream->expires_after(std::chrono::seconds(1));
     std::string wire;
     too_many_connections().serialize(wire);

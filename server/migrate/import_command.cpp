@@ -29,12 +29,15 @@ using migrate::PlannedSequence;
 
 constexpr const char* kImportUsage =
     "usage: ticketd import --from mysql://USER[:PASS]@HOST[:PORT]/DB [--tables T1,T2]\n"
-    "                      [--margin N] [--dry-run] --data-dir DIR\n"
+    "                      [--margin N] [--visible-tables-only] [--dry-run] --data-dir DIR\n"
     "\n"
     "  --from URL     the old MySQL/MariaDB ticket server; without :PASS the password is\n"
     "                 taken from the environment variable MYSQL_PWD (else none)\n"
     "  --tables LIST  only these tables and sequences (comma-separated); default: all of DB\n"
     "  --margin N     values left unused above each old next value (default 1000)\n"
+    "  --visible-tables-only  import the tables the user can see even though its grants do\n"
+    "                 not cover all of DB (without it such an import is refused: tables it\n"
+    "                 was not granted are not listed to it, and would be left behind)\n"
     "  --dry-run      print the plan, open and write nothing (--data-dir not needed)\n"
     "  --data-dir DIR the stopped ticketd's data dir (locked while importing)\n";
 
@@ -43,6 +46,7 @@ struct Options {
   std::vector<std::string> tables;
   std::uint64_t margin = migrate::kDefaultMargin;
   bool dry_run = false;
+  bool visible_only = false;
   std::string data_dir;
 };
 
@@ -70,6 +74,8 @@ std::string parse_options(int argc, char** argv, Options& o) {
     std::string v;
     if (arg == "--dry-run") {
       o.dry_run = true;
+    } else if (arg == "--visible-tables-only") {
+      o.visible_only = true;
     } else if (arg == "--from") {
       if (!value(o.from)) return "--from needs a value";
     } else if (arg == "--data-dir") {
@@ -260,6 +266,19 @@ int import_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
     std::fprintf(err, "ticketd import: %s\n", source.error().message.c_str());
     return 1;
   }
+  if (source->partial_view && o.tables.empty() && !o.visible_only) {
+    // Tables the user was not granted are not listed to it: importing what it sees would leave
+    // them behind without a word, and their apps would start again at 1 on ticketd.
+    std::fprintf(err,
+                 "ticketd import: refused, nothing written: user '%s' has no privilege on all of "
+                 "'%s' (SHOW GRANTS names no %s.* or *.*), so information_schema lists only the "
+                 "%zu tables and %zu sequences it was granted and any other is invisible to it. "
+                 "GRANT SELECT ON %s.* to it, name the tables with --tables, or pass "
+                 "--visible-tables-only to import just these\n",
+                 url->user.c_str(), url->database.c_str(), url->database.c_str(),
+                 source->tables.size(), source->sequences.size(), url->database.c_str());
+    return 1;
+  }
   const auto plan = migrate::plan_import(*source, o.margin);
   const auto grid =
       migrate::server_grid(source->auto_increment_increment, source->auto_increment_offset);
@@ -286,8 +305,10 @@ int import_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
                o.dry_run ? " planned (nothing written)" : " in place", refused,
                plan.skipped.size());
   for (const auto& name : source->missing) {
-    std::fprintf(err, "ticketd import: --tables: '%s' is not a table or sequence of '%s'\n",
-                 name.c_str(), url->database.c_str());
+    std::fprintf(
+        err, "ticketd import: --tables: '%s' is not a table or sequence of '%s'%s\n", name.c_str(),
+        url->database.c_str(),
+        source->partial_view ? " (or one the user was not granted: it cannot see it)" : "");
   }
   return refused > 0 || !source->missing.empty() ? 1 : 0;
 }

@@ -168,6 +168,29 @@ std::string masked(const MysqlUrl& url) {
          percent_encode(url.database);
 }
 
+bool grants_cover_database(const std::vector<std::string>& grants, std::string_view db) {
+  const std::string quoted = "`" + [&] {
+    std::string out;
+    for (char c : db) {
+      out += c;
+      if (c == '`') out += '`';
+    }
+    return out;
+  }() + "`.*";
+  const std::string bare = std::string(db) + ".*";
+  for (const std::string& line : grants) {
+    if (!line.starts_with("GRANT ")) continue;
+    const auto on = line.find(" ON ");
+    const auto to = line.find(" TO ", on == std::string::npos ? 0 : on);
+    if (on == std::string::npos || to == std::string::npos) continue;  // a role grant
+    const std::string_view privileges = std::string_view(line).substr(6, on - 6);
+    const std::string_view target = std::string_view(line).substr(on + 4, to - on - 4);
+    if (privileges == "USAGE") continue;
+    if (target == "*.*" || target == quoted || target == bare) return true;
+  }
+  return false;
+}
+
 Grid server_grid(std::uint64_t increment, std::uint64_t offset) {
   Grid g;
   g.increment = std::max<std::uint64_t>(increment, 1);

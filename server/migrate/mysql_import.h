@@ -78,7 +78,17 @@ struct SourceSnapshot {
   std::vector<SourceTable> tables;
   std::vector<SourceSequence> sequences;
   std::vector<std::string> missing;  // names given to --tables that the database does not hold
+  /// The user's grants do not cover the whole database (grants_cover_database): the listing
+  /// holds only the tables it was granted, and others may exist that it cannot see.
+  bool partial_view = false;
 };
+
+/// Whether grants (SHOW GRANTS lines of the importing user) let it see every table of `db`
+/// in information_schema: a privilege other than USAGE on *.* or on `db`.* (any quoting). Role
+/// grants and wildcard database names are not followed: the answer is then false, and the
+/// import asks to be told that the visible tables are all it should take.
+[[nodiscard]] bool grants_cover_database(const std::vector<std::string>& grants,
+                                         std::string_view db);
 
 /// An increment/offset pair in ticketd's form: 1 <= offset <= increment.
 struct Grid {

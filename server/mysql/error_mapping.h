@@ -15,6 +15,9 @@ namespace ticketd::mysql {
 // MySQL error numbers used by the front end (names as in mysqld_error.h).
 inline constexpr std::uint16_t kErUnknownComError = 1047;
 inline constexpr std::uint16_t kErAccessDenied = 1045;
+/// ER_USER_ACCESS_DENIED_FOR_USER_ACCOUNT_BLOCKED_BY_PASSWORD_LOCK: mysqld's answer for an
+/// account locked after failed logins; ticketd's while a guessed account is throttled.
+inline constexpr std::uint16_t kErAccountBlockedByFailedLogins = 3955;
 inline constexpr std::uint16_t kErConCount = 1040;
 inline constexpr std::uint16_t kErBadDb = 1049;
 inline constexpr std::uint16_t kErTableExists = 1050;

@@ -27,6 +27,13 @@ namespace {
 // As many bytes of a client's user name as a log line shows (printable()'s default).
 constexpr std::size_t kMaxLoggedUserName = 64;
 
+// The auth throttle's part in one connection's login: the place a credential check holds until
+// its answer is sent, and how long a failure's answer waits.
+struct LoginGate {
+  AuthThrottle::Slot slot;
+  std::int64_t answer_delay_ms = 0;
+};
+
 // What the packet loop ended on.
 enum class LoopEnd { kClose, kStartTls };
 
@@ -37,6 +44,7 @@ struct Session {
   net::TimedSocket& tcp;
   ServerConnection& conn;
   asio::steady_timer& throttle_timer;
+  LoginGate& gate;
   const std::string& host;
   std::shared_ptr<net::PendingResult<ServerConnection::Output>> pending;
   // What a read may take at most. Small while the connection sends small packets (an idle
@@ -46,8 +54,7 @@ struct Session {
   static constexpr std::size_t kMinRead = 1024;
   static constexpr std::size_t kMaxRead = 64 * 1024;
   std::vector<char> buffer = std::vector<char>(kMinRead);
-  bool login_delayed = false;
-  bool logged_in = false;
+
   // With TLS offered, the client's first packet is read to its exact end: an SslRequest is
   // followed at once by the TLS ClientHello, which must be left on the socket for the handshake.
   bool exact_first_packet = false;
@@ -60,18 +67,22 @@ struct Session {
         const bool has_packet = conn.process_next(pending->start());
         if (!has_packet) break;
         ServerConnection::Output out = co_await pending->wait();
+        if (gate.answer_delay_ms > 0) {
+          // A failed login under the auth throttle: its answer waits, holding its place.
+          throttle_timer.expires_after(std::chrono::milliseconds(gate.answer_delay_ms));
+          gate.answer_delay_ms = 0;
+          co_await throttle_timer.async_wait(use_nothrow);
+          if (deps.sessions.stopping()) co_return LoopEnd::kClose;
+        }
         if (!out.bytes.empty()) {
           tcp.expires_after(std::chrono::seconds(60));
           auto [e, n] = co_await asio::async_write(io, asio::buffer(out.bytes), use_nothrow);
           if (e) co_return LoopEnd::kClose;
         }
+        gate.slot.release();  // the answer to the check it admitted is out
         if (out.close) co_return LoopEnd::kClose;
         if (out.start_tls) co_return LoopEnd::kStartTls;
         conn.recycle(std::move(out.bytes));
-      }
-      if (!logged_in && conn.authenticated()) {
-        logged_in = true;
-        if (deps.auth_throttle != nullptr) deps.auth_throttle->record_success(host);
       }
       if (deps.sessions.stopping()) co_return LoopEnd::kClose;
       if (!conn.authenticated()) {
@@ -95,7 +106,6 @@ struct Session {
                    {{"client", host}, {"connection", conn.session().connection_id}});
         co_return LoopEnd::kClose;
       }
-      if (!co_await throttle_login()) co_return LoopEnd::kClose;
       conn.feed(std::string_view(buffer.data(), n));
       resize_buffer(n);
     }
@@ -116,7 +126,6 @@ struct Session {
     auto [e, n] =
         co_await asio::async_read(io, asio::buffer(buffer.data(), kPacketHeaderSize), use_nothrow);
     if (e) co_return false;
-    if (!co_await throttle_login()) co_return false;
     conn.feed(std::string_view(buffer.data(), kPacketHeaderSize));
     std::size_t left = static_cast<std::uint8_t>(buffer[0]) |
                        static_cast<std::size_t>(static_cast<std::uint8_t>(buffer[1])) << 8 |
@@ -129,19 +138,6 @@ struct Session {
       if (e2) co_return false;
       conn.feed(std::string_view(buffer.data(), got));
       left -= got;
-    }
-    co_return true;
-  }
-
-  // The client's first packet (its login) is answered only after the address's delay: a timer
-  // wait, so the I/O thread serves other sessions meanwhile. False: the server is stopping.
-  asio::awaitable<bool> throttle_login() {
-    if (login_delayed || deps.auth_throttle == nullptr) co_return true;
-    login_delayed = true;
-    if (const auto ms = deps.auth_throttle->delay_ms(host); ms > 0) {
-      throttle_timer.expires_after(std::chrono::milliseconds(ms));
-      co_await throttle_timer.async_wait(use_nothrow);
-      if (deps.sessions.stopping()) co_return false;
     }
     co_return true;
   }
@@ -188,8 +184,19 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
   }
 
   ConnectionHooks hooks = deps.hooks;
+  auto gate = std::make_shared<LoginGate>();
+  if (deps.auth_throttle != nullptr) {
+    hooks.admit_login = [&deps, host, gate](std::string_view user) {
+      gate->slot = deps.auth_throttle->admit(host, user);
+      if (gate->slot.admitted()) return true;
+      log::debug("mysql login of user '" + printable(user) + "' from " + host +
+                     " refused unchecked: the throttle's checks of this pair are all in use",
+                 {{"client", host}});
+      return false;
+    };
+  }
   if (deps.auth_throttle != nullptr || deps.audit) {
-    hooks.on_auth_failure = [&deps, host](std::string_view user) {
+    hooks.on_auth_failure = [&deps, host, gate](std::string_view user) {
       if (deps.hooks.on_auth_failure) deps.hooks.on_auth_failure(user);
       // The user name as the client sent it (the writer escapes it), cut like printable().
       const std::string_view user_field = user.substr(0, kMaxLoggedUserName);
@@ -198,7 +205,10 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
                    {{"client", host}, {"user", user_field}});
       }
       if (deps.auth_throttle == nullptr) return;
-      const auto f = deps.auth_throttle->record_failure(host);
+      // A failure found without a check (a client that cannot switch plugins) counts too.
+      if (!gate->slot.admitted()) gate->slot = deps.auth_throttle->admit(host, user);
+      const auto f = deps.auth_throttle->record_failure(gate->slot);
+      gate->answer_delay_ms = f.delay_ms;
       if (f.log) {
         log::warn(failure_line("mysql login", "user '" + printable(user) + "'", host, f),
                   {{"client", host}, {"user", user_field}});
@@ -218,9 +228,13 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
   // Most answers are ready before process_next() returns (the ticket came from the cached
   // path); one that completes later is built on this session's thread (the connection's
   // handoff) and then resumes this coroutine.
-  Session session{deps, *stream,
-                  conn, *throttle_timer,
-                  host, std::make_shared<net::PendingResult<ServerConnection::Output>>(ex)};
+  Session session{deps,
+                  *stream,
+                  conn,
+                  *throttle_timer,
+                  *gate,
+                  host,
+                  std::make_shared<net::PendingResult<ServerConnection::Output>>(ex)};
   session.exact_first_packet = deps.tls != nullptr;
   if (co_await session.run(*stream) != LoopEnd::kStartTls || deps.tls == nullptr) co_return;
 

@@ -296,7 +296,19 @@ void ServerConnection::handle_auth_switch_response(std::string_view payload, con
   check_token(decode_auth_switch_response(as_bytes(payload)), done);
 }
 
+bool ServerConnection::admitted(const Done& done) {
+  if (!hooks_.admit_login || hooks_.admit_login(pending_user_)) return true;
+  done(error_output(kErAccountBlockedByFailedLogins, "HY000",
+                    "Access denied for user '" + clip_for_message(pending_user_) + "'@'" +
+                        session_.host +
+                        "': too many failed logins of this user from this address are being "
+                        "answered; try again later",
+                    true));
+  return false;
+}
+
 void ServerConnection::check_token(std::string_view token, const Done& done) {
+  if (!admitted(done)) return;
   const UserAccount& account = pending_account();
   const ByteView bytes = as_bytes(token);
   if (account.plugin == AuthPlugin::kNativePassword) {
@@ -335,6 +347,7 @@ void ServerConnection::check_full_auth(std::string_view payload, const Done& don
                                  "connection (ticketd offers no RSA key exchange)",
                              true));
   }
+  if (!admitted(done)) return;
   std::string_view password = payload;
   if (!password.empty() && password.back() == '\0') password.remove_suffix(1);
   const bool ok = verify_cleartext_password(pending_account().sha2, password);

@@ -28,6 +28,9 @@ struct ConnectionHooks {
   /// A login was refused; `user` is the name the client sent (never the password or token).
   std::function<void(std::string_view user)> on_auth_failure;
   std::function<void(std::uint16_t error_code)> on_error;
+  /// Asked before each check of a credential: false refuses the login at once, unchecked
+  /// (ERR 3955; the auth throttle's bound on parallel guesses).
+  std::function<bool(std::string_view user)> admit_login;
 };
 
 /// Runs the connection phase (greeting, optional SslRequest and TLS, HandshakeResponse41, an
@@ -125,6 +128,8 @@ class ServerConnection {
   void handle_handshake_response(std::string_view payload, const Done& done);
   void handle_auth_switch_response(std::string_view payload, const Done& done);
   // The client's auth data for the user's plugin (from the response or the switch).
+  /// False (and `done` answered): the auth throttle refused the check.
+  [[nodiscard]] bool admitted(const Done& done);
   void check_token(std::string_view token, const Done& done);
   // caching_sha2_password's full authentication: the password itself, accepted inside TLS only.
   void check_full_auth(std::string_view payload, const Done& done);

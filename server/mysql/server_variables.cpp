@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <map>
+#include <vector>
 
 namespace ticketd::mysql {
 namespace {
@@ -151,34 +153,69 @@ std::vector<std::pair<std::string, std::string>> all_variables(const ServerSetti
   return {t.begin(), t.end()};
 }
 
+namespace {
+
+// One element of a LIKE pattern: a character (escaped or not), '_' or a run of '%'.
+struct LikeToken {
+  enum Kind : std::uint8_t { kChar, kAny, kStar } kind;
+  char c = 0;
+};
+
+bool same_letter(char a, char b) {
+  return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+}
+
+}  // namespace
+
 bool like_match(std::string_view text, std::string_view pattern) {
-  // Iterative matcher with backtracking on the last '%'.
-  std::size_t t = 0, p = 0, star_p = std::string_view::npos, star_t = 0;
-  auto eq = [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) ==
-           std::tolower(static_cast<unsigned char>(b));
-  };
+  // Every token but '%' consumes one character of the text, so a pattern with more of them than
+  // the text has characters cannot match: decided in one pass, whatever the pattern's length (a
+  // megabyte of '%a' costs a megabyte of reading, not a megabyte times the text).
+  std::size_t needed = 0;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%') continue;
+    if (pattern[i] == '\\' && i + 1 < pattern.size()) ++i;
+    if (++needed > text.size()) return false;
+  }
+  // What is left has at most text.size() character tokens and one '%' between each two (runs
+  // of '%' are one): at most 2 × text.size() + 1 tokens.
+  std::vector<LikeToken> tokens;
+  tokens.reserve(2 * needed + 1);
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char pc = pattern[i];
+    if (pc == '%') {
+      if (tokens.empty() || tokens.back().kind != LikeToken::kStar) {
+        tokens.push_back({LikeToken::kStar});
+      }
+    } else if (pc == '\\' && i + 1 < pattern.size()) {
+      tokens.push_back({LikeToken::kChar, pattern[++i]});
+    } else if (pc == '_') {
+      tokens.push_back({LikeToken::kAny});
+    } else {
+      tokens.push_back({LikeToken::kChar, pc});
+    }
+  }
+  // Greedy with backtracking to the last '%' only: O(text × tokens), both bounded by the text,
+  // which is a name (64 characters at most).
+  std::size_t t = 0, p = 0, star_p = tokens.size(), star_t = 0;
   while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '%') {
+    if (p < tokens.size() && tokens[p].kind == LikeToken::kStar) {
       star_p = p++;
       star_t = t;
       continue;
     }
-    if (p < pattern.size()) {
-      bool escaped = pattern[p] == '\\' && p + 1 < pattern.size();
-      char pc = escaped ? pattern[p + 1] : pattern[p];
-      if ((!escaped && pc == '_') || eq(pc, text[t])) {
-        p += escaped ? 2 : 1;
-        ++t;
-        continue;
-      }
+    if (p < tokens.size() &&
+        (tokens[p].kind == LikeToken::kAny || same_letter(tokens[p].c, text[t]))) {
+      ++p;
+      ++t;
+      continue;
     }
-    if (star_p == std::string_view::npos) return false;
+    if (star_p == tokens.size()) return false;
     p = star_p + 1;
     t = ++star_t;
   }
-  while (p < pattern.size() && pattern[p] == '%') ++p;
-  return p == pattern.size();
+  while (p < tokens.size() && tokens[p].kind == LikeToken::kStar) ++p;
+  return p == tokens.size();
 }
 
 }  // namespace ticketd::mysql

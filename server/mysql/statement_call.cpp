@@ -35,9 +35,8 @@ std::string lower_ascii(std::string_view s) {
 bool passes(const sql::ShowFilter& filter, std::string_view value) {
   if (filter.like) return like_match(value, *filter.like);
   if (filter.has_where) {
-    const std::string wanted = lower_ascii(value);
-    return std::any_of(filter.where_values.begin(), filter.where_values.end(),
-                       [&wanted](const std::string& v) { return lower_ascii(v) == wanted; });
+    return std::binary_search(filter.where_values.begin(), filter.where_values.end(),
+                              lower_ascii(value));
   }
   return true;
 }

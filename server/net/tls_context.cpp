@@ -3,10 +3,16 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "server/base/bounded_file.h"
+
 namespace ticketd::net {
 namespace ssl = boost::asio::ssl;
 
 namespace {
+
+// The largest certificate chain, key or CA bundle read (a CA bundle of a few hundred
+// certificates is ~250 KiB).
+constexpr std::size_t kMaxTlsFileBytes = 4 * 1024 * 1024;
 
 // TLS 1.2 suites with forward secrecy and authenticated encryption (Mozilla's "intermediate").
 constexpr const char* kTls12Ciphers =
@@ -34,22 +40,37 @@ TlsContextResult make_server_tls_context(const TlsFiles& files) {
     return {nullptr, "TLS: cannot set the protocol version or ciphers"};
   }
   SSL_CTX_set_options(native, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_RENEGOTIATION);
-  ctx->use_certificate_chain_file(files.cert_file, ec);
+  // Each file is read with a size bound and never blocks (a FIFO is refused), then loaded from
+  // memory.
+  const auto cert = read_bounded_file(files.cert_file, kMaxTlsFileBytes);
+  if (!cert.ok) return {nullptr, "cert_file " + files.cert_file + " " + cert.error};
+  const auto key = read_bounded_file(files.key_file, kMaxTlsFileBytes);
+  if (!key.ok) return {nullptr, "key_file " + files.key_file + " " + key.error};
+  TlsContextResult made;
+  if (readable_by_others(key.st)) {
+    made.warnings.push_back("key_file " + files.key_file +
+                            " (a private key) is readable by other users (mode " +
+                            mode_text(key.st) + "); chmod 600 it");
+  }
+  ctx->use_certificate_chain(boost::asio::buffer(cert.bytes), ec);
   if (ec) return failure("cert_file " + files.cert_file, ec);
-  ctx->use_private_key_file(files.key_file, ssl::context::pem, ec);
+  ctx->use_private_key(boost::asio::buffer(key.bytes), ssl::context::pem, ec);
   if (ec) return failure("key_file " + files.key_file, ec);
   if (SSL_CTX_check_private_key(native) != 1) {
     return {nullptr, "key_file " + files.key_file + " does not match cert_file " + files.cert_file};
   }
   if (!files.ca_file.empty()) {
-    ctx->load_verify_file(files.ca_file, ec);
+    const auto ca = read_bounded_file(files.ca_file, kMaxTlsFileBytes);
+    if (!ca.ok) return {nullptr, "ca_file " + files.ca_file + " " + ca.error};
+    ctx->add_certificate_authority(boost::asio::buffer(ca.bytes), ec);
     if (ec) return failure("ca_file " + files.ca_file, ec);
     auto mode = ssl::verify_peer;
     if (files.require_client_cert) mode |= ssl::verify_fail_if_no_peer_cert;
     ctx->set_verify_mode(mode, ec);
     if (ec) return failure("TLS verify mode", ec);
   }
-  return {std::move(ctx), {}};
+  made.context = std::move(ctx);
+  return made;
 }
 
 TlsSessionInfo tls_session_info(const SSL* ssl) {

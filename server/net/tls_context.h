@@ -4,6 +4,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ticketd::net {
 
@@ -19,6 +20,8 @@ struct TlsFiles {
 struct TlsContextResult {
   std::shared_ptr<boost::asio::ssl::context> context;
   std::string error;
+  /// E.g. a private key readable by other users; the context is usable.
+  std::vector<std::string> warnings;
 };
 
 /// TLS 1.2 or newer, no compression or renegotiation, forward-secret AEAD ciphers for TLS 1.2

@@ -346,6 +346,12 @@ bool show_filter(Parser& p, ShowFilter& filter) {
     p.unsupported_from(where);
     return false;
   }
+  // Kept lowercased, sorted and unique: each row is then one binary search, however long the
+  // list (a million names must not cost a million comparisons per row).
+  for (std::string& v : filter.where_values) v = to_lower(v);
+  std::sort(filter.where_values.begin(), filter.where_values.end());
+  filter.where_values.erase(std::unique(filter.where_values.begin(), filter.where_values.end()),
+                            filter.where_values.end());
   return true;
 }
 

@@ -243,7 +243,8 @@ struct TruncateTable {
 /// [LIKE 'pattern' | WHERE col = 'x' [OR col = 'y' | OR col IN ('a', ...)]...] of SHOW statements.
 /// A row matches when its first column matches `like` (if set) and, if `has_where`, its column
 /// named `where_column` (compared case-insensitively; usually the first, e.g. Variable_name) is
-/// one of `where_values`. Any other WHERE clause is reported as unsupported.
+/// one of `where_values` (kept lowercased, sorted and unique). Any other WHERE clause is reported
+/// as unsupported.
 struct ShowFilter {
   std::optional<std::string> like;
   bool has_where = false;

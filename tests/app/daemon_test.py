@@ -74,7 +74,7 @@ class CommandLine(unittest.TestCase):
                 self.assertIn("refusing to start on defaults", r.stderr, name)
             r = self._run_in_scratch_dir(["--config", d])
             self.assertEqual(r.returncode, 2, r.stderr)
-            self.assertIn(d + ": is a directory, not a config file", r.stderr)
+            self.assertIn(d + ": cannot read the config file: it is a directory", r.stderr)
         finally:
             shutil.rmtree(d, ignore_errors=True)
 

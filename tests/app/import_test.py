@@ -443,6 +443,29 @@ class Import(unittest.TestCase):
         self.assertIn("'Nope' is not a table or sequence of 'some'", r.stderr)
         self.assertIn("Tickets64", plan_lines(r.stdout))
 
+    def test_tables_the_user_cannot_see_refuse_the_import_unless_told(self):
+        # Issue 27.10: granted one table only, the user does not see the other in
+        # information_schema; the import says so and writes nothing.
+        self.old.sql("CREATE DATABASE partial; USE partial; "
+                     + FLICKR_DDL.format(start=700)
+                     + "CREATE TABLE Hidden (id bigint unsigned NOT NULL auto_increment, "
+                       "stub char(1) NOT NULL default '', PRIMARY KEY (id)) "
+                       "AUTO_INCREMENT=900000;\n"
+                     f"GRANT SELECT ON partial.Tickets64 TO '{IMPORT_USER}'@'127.0.0.1';")
+        data = self.data_dir()
+        r = run_import("--from", self.old.url("partial"), "--data-dir", data)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("refused, nothing written", r.stderr)
+        self.assertIn("has no privilege on all of 'partial'", r.stderr)
+        self.assertIn("--visible-tables-only", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(data, "CURRENT")))
+        self.assert_no_secret(r)
+        # Told to, it imports what it sees, and only that.
+        r = run_import("--from", self.old.url("partial"), "--data-dir", data,
+                       "--visible-tables-only")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(set(plan_lines(r.stdout)), {"Tickets64"})
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -329,6 +329,7 @@ mysql:
   listen: 127.0.0.1:{mysql_port}
   users:
     - {{ name: app, password: s3cret-app }}
+    - {{ name: ops, password: s3cret-ops }}
 http:
   listen: 127.0.0.1:{http_port}
   tokens: [ "good-token-0123456789" ]
@@ -340,17 +341,44 @@ BAD_PASSWORD = "wr0ng-pa55word-QZX"
 BAD_TOKEN = "bad-token-QZX-0123456789"
 
 
-def mysql_attempt(d, source, user="app", password=BAD_PASSWORD):
-    """One login from `source` (any 127/8 address is loopback on Linux); True on success."""
+# The auth throttle's constants (server/core/auth_throttle.h): free failures per (address,
+# user), the first and the largest wait of a failure's answer, checks of a throttled pair at once.
+FREE_FAILURES = 5
+MIN_DELAY_S = 0.5
+MAX_DELAY_S = 5.0
+MAX_IN_FLIGHT = 2
+
+
+def mysql_login(d, source, user="app", password=BAD_PASSWORD):
+    """One login from `source` (any 127/8 address is loopback on Linux): 0 on success, else the
+    error code (1045 checked and wrong, 3955 refused unchecked by the throttle)."""
     try:
         conn = pymysql.connect(host="127.0.0.1", port=d.mysql_port, user=user, password=password,
                                bind_address=source, connect_timeout=20, read_timeout=20)
     except pymysql.err.OperationalError as e:
-        if e.args[0] != 1045:
+        if e.args[0] not in (1045, 3955):
             raise
-        return False
+        return e.args[0]
     conn.close()
-    return True
+    return 0
+
+
+def mysql_attempt(d, source, user="app", password=BAD_PASSWORD):
+    """True on success; a refusal, checked or not, is False."""
+    return mysql_login(d, source, user, password) == 0
+
+
+def failure_wait(n):
+    """How long the n-th failure of one (address, user) is answered after."""
+    return 0 if n <= FREE_FAILURES else min(MIN_DELAY_S * 2 ** (n - FREE_FAILURES - 1),
+                                            MAX_DELAY_S)
+
+
+def timed(f):
+    """(f's result, seconds it took)."""
+    t0 = time.time()
+    r = f()
+    return r, time.time() - t0
 
 
 def http_attempt(d, source, token):
@@ -377,9 +405,11 @@ def attempts_for(seconds, attempt):
 
 
 class LoginFloods(unittest.TestCase):
-    """Failed logins and bad tokens: throttled per address after 5 failures (waits of 0.5, 1,
-    2, 4, then 5 s), logged with user and peer but never the secret, rate-limited, reset by a
-    success; unknown MySQL users cost the same hashing as wrong passwords."""
+    """Failed logins and bad tokens: throttled per (address, user) after 5 failures, each
+    further failure answered after a wait (0.5, 1, 2, 4, then 5 s) that holds one of two places;
+    parallel guesses beyond them are refused unchecked; a correct credential never waits and
+    resets nothing; logged with user and peer but never the secret, rate-limited; unknown MySQL
+    users cost the same hashing as wrong passwords (issue 27.13)."""
 
     @classmethod
     def setUpClass(cls):
@@ -389,55 +419,91 @@ class LoginFloods(unittest.TestCase):
     def tearDownClass(cls):
         cls.d.cleanup()
 
-    def test_mysql_login_failures_are_throttled_and_a_success_resets(self):
+    def test_mysql_failures_are_throttled_per_user_and_a_right_password_never_waits(self):
         src = "127.0.0.5"
         times = attempts_for(4, lambda: self.assertFalse(mysql_attempt(self.d, src)))
-        free = times[4]
-        after = len(times) - 5
+        free = times[FREE_FAILURES - 1]
+        after = len(times) - FREE_FAILURES
         print(f"\n  MySQL bad password from one address: 5 failures in {free:.3f} s "
               f"({5 / free:.0f}/s), then {after} in {times[-1] - free:.1f} s "
               f"({after / (times[-1] - free):.2f}/s)", file=sys.stderr)
-        self.assertLess(free, 1.0)
         # Waits of 0.5 + 1 + 2 s end before 4 s, so a fourth waiting attempt starts (and waits
         # 4 s more); unthrottled, this loop made thousands.
-        self.assertLessEqual(len(times), 5 + 4)
-        # Another address is not slowed down.
-        t0 = time.time()
-        self.assertTrue(mysql_attempt(self.d, "127.0.0.6", password="s3cret-app"))
-        self.assertLess(time.time() - t0, 0.5)
-        # The right password still gets in (after the wait), and resets the address.
-        self.assertTrue(mysql_attempt(self.d, src, password="s3cret-app"))
-        t0 = time.time()
-        self.assertFalse(mysql_attempt(self.d, src))
-        self.assertLess(time.time() - t0, 0.5)
+        self.assertLessEqual(len(times), FREE_FAILURES + 4)
+        # The right password is answered without the wait a failure now gets (4 s or more), and
+        # another user behind the same address is not throttled at all.
+        ok, took = timed(lambda: mysql_attempt(self.d, src, password="s3cret-app"))
+        self.assertTrue(ok)
+        self.assertLess(took, 8 * MIN_DELAY_S)
+        code, took = timed(lambda: mysql_login(self.d, src, user="ops"))
+        self.assertEqual(code, 1045)
+        self.assertLess(took, 8 * MIN_DELAY_S)
+        # The success reset nothing: the guesser's next failure still waits.
+        ok, took = timed(lambda: mysql_attempt(self.d, src))
+        self.assertFalse(ok)
+        self.assertGreaterEqual(took, 0.9 * failure_wait(len(times) + 1))
         text = self.d.log_text()
         self.assertIn("mysql login failed for user 'app' from 127.0.0.5", text)
         self.assertNotIn(BAD_PASSWORD, text)
         self.assertNotIn("s3cret-app", text)
 
+    def test_parallel_guesses_get_two_checks_and_the_rest_are_refused_unchecked(self):
+        import threading
+        src = "127.0.0.10"
+        for _ in range(FREE_FAILURES):
+            self.assertEqual(mysql_login(self.d, src), 1045)
+        codes = []
+        lock = threading.Lock()
+
+        def guess():
+            code = mysql_login(self.d, src)
+            with lock:
+                codes.append(code)
+
+        t0 = time.time()
+        threads = [threading.Thread(target=guess) for _ in range(60)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.time() - t0
+        checked = codes.count(1045)
+        print(f"\n  60 parallel guesses of a throttled user: {checked} checked, "
+              f"{codes.count(3955)} refused unchecked, in {elapsed:.1f} s", file=sys.stderr)
+        self.assertEqual(len(codes), 60)
+        self.assertNotIn(0, codes)
+        # Each checked failure holds one of two places for at least MIN_DELAY_S.
+        self.assertLessEqual(checked, MAX_IN_FLIGHT * (int(elapsed / MIN_DELAY_S) + 1))
+        self.assertEqual(checked + codes.count(3955), 60)
+        self.assertGreater(codes.count(3955), 0)
+
     def test_unknown_users_are_throttled_like_wrong_passwords(self):
         src = "127.0.0.7"
         times = attempts_for(3, lambda: self.assertFalse(
             mysql_attempt(self.d, src, user="nobody-" + str(time.time()))))
-        self.assertLessEqual(len(times), 5 + 3)
+        # 16 names are counted apart per address, further ones together: made-up names buy
+        # no more than 16 free failures.
+        self.assertLessEqual(len(times), 16 + FREE_FAILURES + 3)
         self.assertIn("mysql login failed for user 'nobody-", self.d.log_text())
 
-    def test_bad_http_tokens_are_throttled_and_a_good_token_resets(self):
+    def test_bad_http_tokens_are_throttled_and_a_good_token_never_waits(self):
         src = "127.0.0.8"
         times = attempts_for(4, lambda: self.assertEqual(http_attempt(self.d, src, BAD_TOKEN),
                                                          401))
-        free = times[4]
-        after = len(times) - 5
+        free = times[FREE_FAILURES - 1]
+        after = len(times) - FREE_FAILURES
         print(f"\n  HTTP bad token from one address: 5 failures in {free:.3f} s "
               f"({5 / free:.0f}/s), then {after} in {times[-1] - free:.1f} s "
               f"({after / (times[-1] - free):.2f}/s)", file=sys.stderr)
-        self.assertLess(free, 1.0)
-        self.assertLessEqual(len(times), 5 + 4)
+        self.assertLessEqual(len(times), FREE_FAILURES + 4)
         self.assertEqual(http_attempt(self.d, "127.0.0.9", GOOD_TOKEN), 200)
-        self.assertEqual(http_attempt(self.d, src, GOOD_TOKEN), 200)
-        t0 = time.time()
-        self.assertEqual(http_attempt(self.d, src, BAD_TOKEN), 401)
-        self.assertLess(time.time() - t0, 0.5)
+        status, took = timed(lambda: http_attempt(self.d, src, GOOD_TOKEN))
+        self.assertEqual(status, 200)
+        self.assertLess(took, 8 * MIN_DELAY_S)
+        status, took = timed(lambda: http_attempt(self.d, src, BAD_TOKEN))
+        self.assertEqual(status, 401)
+        # The good token reset nothing.
+        self.assertGreaterEqual(took, 0.9 * failure_wait(len(times) + 1))
         text = self.d.log_text()
         self.assertIn("http authorization failed for POST /v1/sequences/Tickets64/next "
                       "(wrong bearer token) from 127.0.0.8", text)

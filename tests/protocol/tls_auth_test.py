@@ -8,11 +8,13 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import ssl
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -511,6 +513,51 @@ class StartupChecks(unittest.TestCase):
             self.assertIn("mysql.tls: cert_file /nonexistent/c.pem", t.log_text())
         finally:
             t.cleanup()
+
+    def test_a_readable_private_key_warns_and_a_fifo_is_refused_at_once(self):
+        # Issue 27.13: a key others can read is warned about like the config; a key path that
+        # is a FIFO (nothing writes to it) would block start-up forever, and is refused.
+        pki = TestPki()
+        self.addCleanup(shutil.rmtree, pki.dir, True)
+        os.chmod(pki.server_key, 0o644)
+        t = Ticketd(config(pki))
+        self.addCleanup(t.cleanup)
+        t.start()
+        self.assertIn(f"key_file {pki.server_key} (a private key) is readable by other users "
+                      "(mode 0644)", t.log_text())
+        t.stop()
+        fifo = os.path.join(pki.dir, "key.fifo")
+        os.mkfifo(fifo, 0o600)
+        f = Ticketd(config(pki).replace(pki.server_key, fifo))
+        self.addCleanup(f.cleanup)
+        f.start(wait=False)
+        self.assertEqual(f.proc.wait(30), 2)
+        self.assertIn(f"key_file {fifo} is a FIFO, not a regular file", f.log_text())
+
+    def test_an_https_listener_over_its_cap_closes_without_a_clear_text_answer(self):
+        pki = TestPki()
+        self.addCleanup(shutil.rmtree, pki.dir, True)
+        t = Ticketd(config(pki).replace("  tokens:", "  max_connections: 2\n  tokens:"))
+        self.addCleanup(t.cleanup)
+        t.start()
+        held = [socket.create_connection(("127.0.0.1", t.http_port), timeout=10)
+                for _ in range(2)]
+        self.addCleanup(lambda: [s.close() for s in held])
+        # The held connections are sessions once accepted; a third gets nothing in clear.
+        deadline = time.time() + 30
+        while True:
+            extra = socket.create_connection(("127.0.0.1", t.http_port), timeout=10)
+            extra.sendall(b"\x16\x03\x01\x00\x05hello")  # the start of a ClientHello
+            try:
+                data = extra.recv(4096)
+            except (ConnectionResetError, socket.timeout):
+                data = b""
+            extra.close()
+            self.assertNotIn(b"HTTP/1.1", data)
+            if data == b"":
+                break  # closed: over the cap
+            self.assertLess(time.time(), deadline, "never over the cap")
+            time.sleep(0.05)
 
     def test_a_hashed_default_password_is_refused_off_loopback(self):
         native = hash_password("ticket")["mysql_native_password"]

@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -470,6 +474,26 @@ TEST(ConfigLoader, DirectoryIsNotAConfig) {
   ASSERT_FALSE(r.config);
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_NE(r.errors[0].find("is a directory"), std::string::npos) << r.errors[0];
+}
+
+TEST(ConfigLoader, AFifoOrAHugeFileIsRefusedWithoutReadingIt) {
+  // Issue 27.13: a FIFO would block start-up (or a reload) forever; a huge file would be read
+  // into memory whole. Both are refused from their status alone.
+  const std::string dir = ::testing::TempDir() + "ticketd-config-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string fifo = dir + "/fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto r = load_file(fifo, validate_name);  // returns at once: nothing writes to the FIFO
+  ASSERT_FALSE(r.config);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_NE(r.errors[0].find("is a FIFO"), std::string::npos) << r.errors[0];
+  const std::string huge = dir + "/huge.yaml";
+  std::fclose(std::fopen(huge.c_str(), "w"));
+  std::filesystem::resize_file(huge, kMaxConfigBytes + 1);
+  r = load_file(huge, validate_name);
+  ASSERT_FALSE(r.config);
+  EXPECT_NE(r.errors[0].find("is larger than 4194304 bytes"), std::string::npos) << r.errors[0];
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ConfigLoader, DuplicateKeysAreRefusedAtEveryLevelNamingBothLines) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "tests/support/fake_clock.h"
 
 namespace ticketd {
@@ -20,61 +22,116 @@ AuthThrottleOptions options() {
   return o;
 }
 
-TEST(AuthThrottle, AttemptsWaitOnlyAfterTheFreeFailuresAndTheWaitDoublesUpToTheCap) {
+// One check that fails at once (its slot released when the answer is sent).
+AuthThrottle::Failure fail(AuthThrottle& t, std::string_view address, std::string_view user) {
+  auto slot = t.admit(address, user);
+  EXPECT_TRUE(slot.admitted());
+  return t.record_failure(slot);
+}
+
+TEST(AuthThrottle, FailuresWaitOnlyAfterTheFreeOnesAndTheWaitDoublesUpToTheCap) {
   FakeClock clock;
   AuthThrottle t(clock, options());
-  const std::int64_t expected[] = {0, 0, 100, 200, 400, 800, 1000, 1000, 1000};
+  const std::int64_t expected[] = {0, 0, 0, 100, 200, 400, 800, 1000, 1000};
   for (std::size_t i = 0; i < std::size(expected); ++i) {
-    EXPECT_EQ(t.delay_ms("10.0.0.1"), i < 3 ? 0 : expected[i - 1]) << i;
-    auto f = t.record_failure("10.0.0.1");
+    auto f = fail(t, "10.0.0.1", "app");
     EXPECT_EQ(f.failures, i + 1);
-    EXPECT_EQ(f.next_delay_ms, expected[i]) << i;
-    clock.advance(f.next_delay_ms);  // the next attempt comes right after its wait
+    EXPECT_EQ(f.delay_ms, expected[i]) << i;
+    clock.advance(f.delay_ms);  // the next attempt comes right after the answer
   }
-  EXPECT_EQ(t.delay_ms("10.0.0.1"), 1000);
 }
 
-TEST(AuthThrottle, AddressesAreCountedApart) {
+TEST(AuthThrottle, PairsAreCountedApartAndASuccessResetsNothing) {
   FakeClock clock;
   AuthThrottle t(clock, options());
-  for (int i = 0; i < 5; ++i) (void)t.record_failure("10.0.0.1");
-  EXPECT_EQ(t.delay_ms("10.0.0.1"), 400);
-  EXPECT_EQ(t.delay_ms("10.0.0.2"), 0);
+  for (int i = 0; i < 5; ++i) (void)fail(t, "10.0.0.1", "app");
+  EXPECT_EQ(fail(t, "10.0.0.1", "app").delay_ms, 400);
+  // Another user behind the same address, and the same user elsewhere, start free.
+  EXPECT_EQ(fail(t, "10.0.0.1", "ops").delay_ms, 0);
+  EXPECT_EQ(fail(t, "10.0.0.2", "app").delay_ms, 0);
+  // A correct credential is admitted (never delayed) and changes nothing: its slot is simply
+  // released; the guesser's count goes on.
+  {
+    auto good = t.admit("10.0.0.1", "app");
+    EXPECT_TRUE(good.admitted());
+  }
+  EXPECT_EQ(fail(t, "10.0.0.1", "app").delay_ms, 800);
 }
 
-TEST(AuthThrottle, ASuccessResetsTheAddress) {
+TEST(AuthThrottle, ParallelChecksOfAThrottledPairAreBoundedAndTheRestRefusedUnchecked) {
+  FakeClock clock;
+  AuthThrottle t(clock, options());  // free_failures 3, max_in_flight 2
+  for (int i = 0; i < 3; ++i) (void)fail(t, "10.0.0.1", "app");
+  // 300 parallel guesses: two are checked (their failures wait, holding their places), the
+  // other 298 are refused without a check.
+  std::vector<AuthThrottle::Slot> waiting;
+  int refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    auto slot = t.admit("10.0.0.1", "app");
+    if (!slot.admitted()) {
+      ++refused;
+      continue;
+    }
+    EXPECT_GT(t.record_failure(slot).delay_ms, 0);
+    waiting.push_back(std::move(slot));
+  }
+  EXPECT_EQ(waiting.size(), 2u);
+  EXPECT_EQ(refused, 298);
+  // Another user of the address is not affected.
+  EXPECT_TRUE(t.admit("10.0.0.1", "ops").admitted());
+  // Once one answer is out, one more check may run.
+  waiting.front().release();
+  EXPECT_TRUE(t.admit("10.0.0.1", "app").admitted());
+  waiting.clear();
+}
+
+TEST(AuthThrottle, APairNotYetThrottledIsNotBounded) {
   FakeClock clock;
   AuthThrottle t(clock, options());
-  for (int i = 0; i < 5; ++i) (void)t.record_failure("10.0.0.1");
-  t.record_success("10.0.0.1");
-  EXPECT_EQ(t.delay_ms("10.0.0.1"), 0);
-  EXPECT_EQ(t.record_failure("10.0.0.1").failures, 1u);
+  std::vector<AuthThrottle::Slot> held;
+  for (int i = 0; i < 10; ++i) {
+    held.push_back(t.admit("10.0.0.1", "app"));
+    EXPECT_TRUE(held.back().admitted());
+  }
 }
 
 TEST(AuthThrottle, FailuresAreForgottenAfterAQuietPeriod) {
   FakeClock clock;
   AuthThrottle t(clock, options());
-  for (int i = 0; i < 5; ++i) (void)t.record_failure("10.0.0.1");
+  for (int i = 0; i < 5; ++i) (void)fail(t, "10.0.0.1", "app");
   clock.advance(59999);
-  EXPECT_EQ(t.delay_ms("10.0.0.1"), 400);
-  clock.advance(1);
-  EXPECT_EQ(t.delay_ms("10.0.0.1"), 0);
-  EXPECT_EQ(t.record_failure("10.0.0.1").failures, 1u);
+  EXPECT_EQ(fail(t, "10.0.0.1", "app").delay_ms, 400);
+  clock.advance(60000);
+  EXPECT_EQ(fail(t, "10.0.0.1", "app").failures, 1u);
 }
 
-TEST(AuthThrottle, TheTableIsBoundedAndForgottenAddressesMakeRoom) {
+TEST(AuthThrottle, TheTableIsBoundedAndForgottenPairsMakeRoom) {
   FakeClock clock;
   AuthThrottle t(clock, options());
   for (int a = 0; a < 10; ++a) {
-    for (int i = 0; i < 5; ++i) (void)t.record_failure("10.0.0." + std::to_string(a));
+    for (int i = 0; i < 5; ++i) (void)fail(t, "10.0.0." + std::to_string(a), "app");
   }
   EXPECT_EQ(t.tracked(), 4u);
-  EXPECT_EQ(t.delay_ms("10.0.0.3"), 400);  // the first four stay throttled
-  EXPECT_EQ(t.delay_ms("10.0.0.9"), 0);
+  EXPECT_EQ(fail(t, "10.0.0.3", "app").delay_ms, 400);  // the first four stay throttled
+  EXPECT_EQ(fail(t, "10.0.0.9", "app").delay_ms, 0);
   clock.advance(60000);
-  for (int i = 0; i < 5; ++i) (void)t.record_failure("10.0.0.9");
+  for (int i = 0; i < 5; ++i) (void)fail(t, "10.0.0.9", "app");
   EXPECT_EQ(t.tracked(), 1u);
-  EXPECT_EQ(t.delay_ms("10.0.0.9"), 400);
+  EXPECT_EQ(fail(t, "10.0.0.9", "app").delay_ms, 400);
+}
+
+TEST(AuthThrottle, MadeUpUserNamesFromOneAddressShareOneCount) {
+  FakeClock clock;
+  AuthThrottleOptions o = options();
+  o.max_addresses = 1000;
+  o.max_users_per_address = 3;
+  AuthThrottle t(clock, o);
+  // Names beyond the third count together: guessing a fourth account gets no free failures
+  // from the many names tried before it.
+  for (int i = 0; i < 20; ++i) (void)fail(t, "10.0.0.1", "user" + std::to_string(i));
+  EXPECT_EQ(t.tracked(), 4u);
+  EXPECT_GT(fail(t, "10.0.0.1", "root").delay_ms, 0);
+  EXPECT_EQ(fail(t, "10.0.0.1", "user0").delay_ms, 0);  // its own count: 2 failures
 }
 
 TEST(AuthThrottle, FailureLogLinesAreRateLimitedWithACount) {
@@ -83,7 +140,7 @@ TEST(AuthThrottle, FailureLogLinesAreRateLimitedWithACount) {
   int lines = 0;
   std::uint64_t suppressed = 0;
   for (int i = 0; i < 5000; ++i) {  // 5000 failures over 5 s from many addresses
-    auto f = t.record_failure("10.1." + std::to_string(i % 3));
+    auto f = fail(t, "10.1." + std::to_string(i % 3), "app");
     if (f.log) {
       ++lines;
       suppressed += *f.log;

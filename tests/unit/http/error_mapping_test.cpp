@@ -57,6 +57,7 @@ const Case kCases[] = {
     {HttpErrc::kHeaderTooLarge, status::request_header_fields_too_large, "header_too_large"},
     {HttpErrc::kNotReady, status::service_unavailable, "not_ready"},
     {HttpErrc::kNotConfigured, status::not_implemented, "not_configured"},
+    {HttpErrc::kTooManyAuthFailures, status::too_many_requests, "too_many_auth_failures"},
 };
 
 TEST(HttpErrorMapping, EachErrorMapsToItsStatusAndCode) {

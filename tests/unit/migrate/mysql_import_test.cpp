@@ -264,6 +264,23 @@ const std::vector<PlanCase>& plan_cases() {
   return cases;
 }
 
+TEST(MigrateGrants, OnlyADatabaseWidePrivilegeShowsEveryTable) {
+  // Issue 27.10: a user granted single tables sees only those in information_schema.
+  const std::string usage = "GRANT USAGE ON *.* TO `import`@`127.0.0.1`";
+  EXPECT_FALSE(grants_cover_database({usage}, "flickr"));
+  EXPECT_TRUE(
+      grants_cover_database({usage, "GRANT SELECT ON `flickr`.* TO `import`@`%`"}, "flickr"));
+  EXPECT_TRUE(grants_cover_database({"GRANT SELECT ON flickr.* TO 'import'@'%'"}, "flickr"));
+  EXPECT_TRUE(grants_cover_database(
+      {"GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION"}, "flickr"));
+  EXPECT_FALSE(grants_cover_database(
+      {usage, "GRANT SELECT ON `flickr`.`Tickets64` TO `import`@`127.0.0.1`"}, "flickr"));
+  EXPECT_FALSE(
+      grants_cover_database({usage, "GRANT SELECT ON `other`.* TO `import`@`%`"}, "flickr"));
+  EXPECT_FALSE(grants_cover_database({usage, "GRANT `reader`@`%` TO `import`@`%`"}, "flickr"));
+  EXPECT_TRUE(grants_cover_database({"GRANT SELECT ON `we``ird`.* TO `i`@`%`"}, "we`ird"));
+}
+
 TEST(MigratePlan, PlansEveryCounterOnItsGrid) {
   for (const auto& c : plan_cases()) {
     const auto plan = plan_import(c.source, c.margin);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "server/mysql/error_mapping.h"
+#include "server/mysql/server_variables.h"
 #include "tests/unit/mysql/executor_fixture.h"
 
 namespace ticketd::mysql {
@@ -67,6 +68,52 @@ TEST_F(SessionStatements, ShowVariablesAndStatusAreNameValuePairs) {
   EXPECT_EQ(s.rows[0][1], "leader");
   clock_.advance(5000);
   EXPECT_EQ(rows("SHOW STATUS LIKE 'Uptime'").rows[0][1], "5");
+}
+
+TEST(LikeMatch, FollowsMysqlsWildcardsAndEscapes) {
+  struct Case {
+    const char* text;
+    const char* pattern;
+    bool match;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"max_allowed_packet", "max%", true},
+           {"max_allowed_packet", "MAX\\_ALLOWED%", true},
+           {"maxXallowed_packet", "max\\_allowed%", false},
+           {"max_allowed_packet", "%packet", true},
+           {"max_allowed_packet", "%pack", false},
+           {"max_allowed_packet", "m_x%_p%t", true},
+           {"abc", "a%%%%c", true},
+           {"abc", "abc_", false},
+           {"abc", "%", true},
+           {"", "%", true},
+           {"", "", true},
+           {"", "_", false},
+           {"50%", "50\\%", true},
+           {"500", "50\\%", false},
+           {"a\\", "a\\", true},  // a trailing backslash is itself
+           {"aaaaaaaaaaaaaaaaaaab", "%a%a%a%b", true},
+           {"aaaaaaaaaaaaaaaaaaaa", "%a%a%a%b", false},
+       }) {
+    EXPECT_EQ(like_match(c.text, c.pattern), c.match) << c.text << " LIKE " << c.pattern;
+  }
+}
+
+TEST_F(SessionStatements, HostileLikePatternsAndInListsAreReadOnce) {
+  // A megabyte pattern against every variable name: the old matcher backtracked over the whole
+  // pattern for each character of each name (issue 27.11); this one reads it once per name.
+  std::string pattern;
+  for (int i = 0; i < (1 << 19); ++i) pattern += "%a";
+  EXPECT_TRUE(rows("SHOW VARIABLES LIKE '" + pattern + "'").rows.empty());
+  EXPECT_EQ(rows("SHOW VARIABLES LIKE '" + std::string(1 << 20, '%') + "'").rows.size(),
+            rows("SHOW VARIABLES").rows.size());
+  // A million names in IN (...): looked up, not compared one by one for each row.
+  std::string in = "SHOW VARIABLES WHERE Variable_name IN (";
+  for (int i = 0; i < 1000000; ++i) in += "'v" + std::to_string(i) + "',";
+  in += "'MAX_ALLOWED_PACKET', 'version')";
+  auto r = rows(in);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0][0], "max_allowed_packet");
 }
 
 TEST_F(SessionStatements, ShowWarningsKeepsThePreviousStatementsNotes) {

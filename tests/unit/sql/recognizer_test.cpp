@@ -253,7 +253,7 @@ constexpr AcceptCase kAccepted[] = {
     {"/* mysql-connector-java-5.1.49 ( Revision: ad86f36e100e104cd926c6b81c8cab9565750116 ) */"
      "SHOW VARIABLES WHERE Variable_name ='language' OR Variable_name = 'net_write_timeout' OR "
      "Variable_name = 'interactive_timeout'",
-     "show_variables where=Variable_name in(language,net_write_timeout,interactive_timeout)"},
+     "show_variables where=Variable_name in(interactive_timeout,language,net_write_timeout)"},
     {"SHOW VARIABLES WHERE Variable_name in ('max_allowed_packet', 'system_time_zone')",
      "show_variables where=Variable_name in(max_allowed_packet,system_time_zone)"},
     {"SHOW STATUS LIKE 'Uptime'", "show_status like='Uptime'"},

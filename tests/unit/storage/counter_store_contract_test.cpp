@@ -318,7 +318,7 @@ TEST(RocksDbCounterStore, ADirectoryHoldingABackupManifestIsRefusedNamingRestore
   EXPECT_NE(unmarked.error().message.find("not its durable mark"), std::string::npos)
       << unmarked.error().message;
   EXPECT_FALSE(std::filesystem::exists(copy / DurableMark::kFileName));
-  auto opened = RocksDbCounterStore::open(copy.string(), MarkPolicy::kAdopt);
+  auto opened = RocksDbCounterStore::open(copy.string(), StoreMarks{MarkPolicy::kAdopt, {}});
   ASSERT_TRUE(opened) << opened.error().message;
   auto v = (*opened)->get("seq/a");
   ASSERT_TRUE(v && *v);
@@ -372,6 +372,88 @@ TEST(RocksDbCounterStore, OpeningADirectoryWithoutAStoreReadOnlyIsRefused) {
   auto r = RocksDbCounterStore::open_read_only(dir.string());
   EXPECT_FALSE(r);
   std::filesystem::remove_all(dir);
+}
+
+// durability.external_mark (issue 27.7): a data directory rolled back as a whole, its own mark
+// included, is refused at open and by verify; a missing, foreign or restored mark is handled.
+TEST(RocksDbCounterStore, AnExternalMarkRefusesADirectoryRolledBackAsAWhole) {
+  const auto dir = temp_dir("ext");
+  const auto snapshot = temp_dir("ext-snapshot");
+  const auto other = temp_dir("ext-other");
+  const auto volume = temp_dir("ext-volume");
+  std::filesystem::create_directories(volume);
+  const std::string mark = (volume / "ticketd.external").string();
+  const StoreMarks marks{MarkPolicy::kRequire, mark};
+  std::uint64_t reached = 0;
+  {
+    auto store = RocksDbCounterStore::open(dir.string(), marks);
+    ASSERT_TRUE(store) << store.error().message;
+    std::vector<Mutation> m{{"seq/a", "1"}};
+    ASSERT_TRUE((*store)->commit(m));
+  }
+  // The snapshot: every file of the directory, its durable mark included.
+  std::filesystem::copy(dir, snapshot, std::filesystem::copy_options::recursive);
+  {
+    auto store = RocksDbCounterStore::open(dir.string(), marks);
+    ASSERT_TRUE(store) << store.error().message;
+    for (int i = 2; i < 10; ++i) {
+      std::vector<Mutation> m{{"seq/a", std::to_string(i)}};
+      ASSERT_TRUE((*store)->commit(m));
+    }
+  }
+  auto recorded = DurableMark::read_file(mark);
+  ASSERT_TRUE(recorded && *recorded);
+  reached = (*recorded)->position;
+  EXPECT_GE(reached, 9u);  // each commit reached it before commit() returned
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(snapshot, dir, std::filesystem::copy_options::recursive);
+  // The local mark came back with the snapshot, so without the external one nothing notices.
+  EXPECT_TRUE(RocksDbCounterStore::open_verified(dir.string()));
+  auto refused = RocksDbCounterStore::open(dir.string(), marks);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, StorageErrc::kCorruption);
+  EXPECT_NE(refused.error().message.find("rolled back as a whole"), std::string::npos)
+      << refused.error().message;
+  auto verified = RocksDbCounterStore::open_verified(dir.string(), mark);
+  ASSERT_FALSE(verified);
+  EXPECT_EQ(verified.error().code, StorageErrc::kCorruption);
+  // Refused means untouched: the mark still records the highest write.
+  recorded = DurableMark::read_file(mark);
+  ASSERT_TRUE(recorded && *recorded);
+  EXPECT_EQ((*recorded)->position, reached);
+  // Another store (a wiped data directory among them) is refused: the mark is not its own.
+  auto foreign = RocksDbCounterStore::open(other.string(), marks);
+  ASSERT_FALSE(foreign);
+  EXPECT_NE(foreign.error().message.find("belongs to another store"), std::string::npos)
+      << foreign.error().message;
+  EXPECT_FALSE(std::filesystem::exists(other / "CURRENT"));
+  // A restore makes the mark the restored directory's, at its position, and keeps it current.
+  {
+    auto store = RocksDbCounterStore::open(dir.string(), StoreMarks{MarkPolicy::kAdopt, mark});
+    ASSERT_TRUE(store) << store.error().message;
+    std::vector<Mutation> m{{"seq/a", "100"}};
+    ASSERT_TRUE((*store)->commit(m));
+    ASSERT_TRUE((*store)->adopt_external_mark(mark));
+    std::vector<Mutation> more{{"seq/a", "101"}};
+    ASSERT_TRUE((*store)->commit(more));
+  }
+  EXPECT_TRUE(RocksDbCounterStore::open(dir.string(), marks));
+  // A missing mark is refused for a store that exists; an empty one is adopted.
+  std::filesystem::remove(mark);
+  auto missing = RocksDbCounterStore::open(dir.string(), marks);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("is missing"), std::string::npos)
+      << missing.error().message;
+  std::FILE* f = std::fopen(mark.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  EXPECT_TRUE(RocksDbCounterStore::open(dir.string(), marks));
+  recorded = DurableMark::read_file(mark);
+  ASSERT_TRUE(recorded && *recorded);
+  EXPECT_FALSE((*recorded)->identity.empty());
+  for (const std::filesystem::path& p : {dir, snapshot, other, volume}) {
+    std::filesystem::remove_all(p);
+  }
 }
 
 }  // namespace
