@@ -136,7 +136,8 @@ struct LimitRow {
 // Hostile-input limits. A too-deep expression reads as mysqld's parser running out of stack (a
 // syntax error, 1064); oversized values as mysqld's max_allowed_packet overflow (1301, an error
 // here rather than a warning and NULL); the memory budgets as MySQL 8's connection_memory_limit
-// and global_connection_memory_limit (4082, 4081). The rest have no mysqld counterpart: 1105.
+// and global_connection_memory_limit (4082, 4081); a select list over mysqld's MAX_FIELDS as its
+// "Too many columns" (1117). The rest have no mysqld counterpart: 1105.
 constexpr LimitRow kLimitRows[] = {
     {LimitErrc::kTooManyStatements, kErGeneral, "HY000"},
     {LimitErrc::kNestedTooDeep, kErParse, "42000"},
@@ -145,6 +146,8 @@ constexpr LimitRow kLimitRows[] = {
     {LimitErrc::kLongDataTooLarge, kErGeneral, "HY000"},
     {LimitErrc::kConnectionMemory, kErDaConnLimit, "HY000"},
     {LimitErrc::kGlobalMemory, kErDaGlobalConnLimit, "HY000"},
+    {LimitErrc::kTooManyTokens, kErGeneral, "HY000"},
+    {LimitErrc::kTooManyColumns, kErTooManyFields, "42000"},
 };
 
 }  // namespace
@@ -194,15 +197,15 @@ ErrResult to_commit_err(const Error& error) {
 }
 
 ErrResult to_err(ConnectionMemory::Verdict verdict, const ConnectionMemory& memory) {
-  // MySQL's texts, less "Connection closed.": the statement fails, the connection stays.
+  // MySQL's texts: the connection that gets one is closed after it, as by mysqld.
   if (verdict == ConnectionMemory::Verdict::kGlobalLimit && memory.global() != nullptr) {
     return to_err(LimitErrc::kGlobalMemory,
-                  "Global connection memory limit " + std::to_string(memory.global()->limit()) +
-                      " bytes exceeded. Consumed " + std::to_string(memory.global()->used()) +
-                      " bytes.");
+                  "Connection closed. Global connection memory limit " +
+                      std::to_string(memory.global()->limit()) + " bytes exceeded. Consumed " +
+                      std::to_string(memory.global()->used()) + " bytes.");
   }
   return to_err(LimitErrc::kConnectionMemory,
-                "Connection memory limit " + std::to_string(memory.limit()) +
+                "Connection closed. Connection memory limit " + std::to_string(memory.limit()) +
                     " bytes exceeded. Consumed " + std::to_string(memory.used()) + " bytes.");
 }
 

@@ -49,6 +49,7 @@ inline constexpr std::uint16_t kErNoDbError = 1046;
 inline constexpr std::uint16_t kErUnknownSystemVariable = 1193;
 inline constexpr std::uint16_t kErWrongValueForVar = 1231;
 inline constexpr std::uint16_t kErTooLongIdent = 1059;
+inline constexpr std::uint16_t kErTooManyFields = 1117;
 
 /// mysqld's NAME_CHAR_LEN: the longest identifier, and the longest variable name a SET accepts.
 inline constexpr std::size_t kMaxIdentifierLength = 64;
@@ -63,6 +64,8 @@ enum class LimitErrc {
   kLongDataTooLarge,   // COM_STMT_SEND_LONG_DATA beyond max_allowed_packet for one parameter
   kConnectionMemory,   // the connection's memory budget (connection_memory_limit)
   kGlobalMemory,       // the budget of all connections together (global_connection_memory_limit)
+  kTooManyTokens,      // a statement of more tokens than sql::kMaxStatementTokens
+  kTooManyColumns,     // a select list longer than sql::kMaxSelectItems (mysqld's MAX_FIELDS)
 };
 
 [[nodiscard]] ErrResult to_err(LimitErrc code, std::string message);
@@ -94,7 +97,8 @@ enum class StatementErrc {
 [[nodiscard]] ErrResult to_err(StatementErrc code,
                                std::initializer_list<std::string_view> args = {});
 
-/// The ERR for a charge `memory` refused (kConnectionMemory or kGlobalMemory, by `verdict`).
+/// The ERR for a charge `memory` refused (kConnectionMemory or kGlobalMemory, by `verdict`);
+/// ServerConnection closes the connection after sending it, as mysqld does.
 [[nodiscard]] ErrResult to_err(ConnectionMemory::Verdict verdict, const ConnectionMemory& memory);
 
 /// mysqld's MYSQL_ERRMSG_SIZE: an ERR message is cut to this many bytes less one.

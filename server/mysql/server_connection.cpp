@@ -75,7 +75,39 @@ ServerConnection::ServerConnection(const CommandHandler& executor, const LoginPo
   session_.connection_id = connection_id;
   session_.host = std::move(peer_host);
   session_.memory = executor_.connection_memory();
+  post_ = post;
   session_.handoff = std::make_shared<net::Handoff>(std::move(post));
+}
+
+void ServerConnection::feed(std::string_view bytes) {
+  decoder_.feed(bytes);
+  charge_buffers();
+}
+
+void ServerConnection::charge_buffers() {
+  // What every connection holds anyway (the input a decoder keeps, a recycled payload) is
+  // its fixed share, like the session's read buffer; what a large packet makes it hold on top
+  // is charged.
+  const std::uint64_t held =
+      decoder_.held() > kUnchargedBuffers ? decoder_.held() - kUnchargedBuffers : 0;
+  if (held < buffers_charged_) {
+    session_.memory.release(buffers_charged_ - held);
+  } else if (held > buffers_charged_) {
+    // A packet in progress counts like everything else the connection keeps: sixty clients
+    // each half-way through a 16 MiB packet must meet the global budget, not the kernel's.
+    const auto verdict = session_.memory.try_charge(held - buffers_charged_);
+    if (verdict != ConnectionMemory::Verdict::kOk) {
+      if (!buffer_refusal_) buffer_refusal_ = verdict;
+      return;
+    }
+  }
+  buffers_charged_ = held;
+}
+
+ServerConnection::Output ServerConnection::answer(std::string bytes) {
+  Output o{std::move(bytes), close_after_answer_};
+  if (o.close) state_ = State::kClosed;
+  return o;
 }
 
 template <class What>
@@ -122,6 +154,8 @@ void ServerConnection::append_ok(std::string& out, const OkResult& ok, std::uint
 void ServerConnection::append_err(std::string& out, std::uint16_t code, std::string_view state,
                                   std::string_view message) {
   if (hooks_.on_error) hooks_.on_error(code);
+  // mysqld closes a connection once it passed a memory limit; so does ticketd, after the answer.
+  if (code == kErDaConnLimit || code == kErDaGlobalConnLimit) close_after_answer_ = true;
   // mysqld never sends more than MYSQL_ERRMSG_SIZE - 1 bytes of message.
   ErrPacket p{code, std::string(state), std::string(clip_utf8(message, kMysqlErrmsgSize - 1))};
   append(out, to_payload(p, client_caps_ == 0 ? kClientProtocol41 : client_caps_));
@@ -180,6 +214,14 @@ const ServerConnection::EncodedColumns& ServerConnection::encoded(const ColumnLi
 
 bool ServerConnection::process_next(const Done& done) {
   if (state_ == State::kClosed) return false;
+  if (buffer_refusal_) {
+    // The bytes of a packet in progress passed a memory budget: refused, and closed.
+    seq_ = static_cast<std::uint8_t>(decoder_.error_sequence_id() + 1);
+    Output o;
+    append_result(o.bytes, to_err(*buffer_refusal_, session_.memory), false, 0);
+    done(answer(std::move(o.bytes)));
+    return true;
+  }
   auto frame = decoder_.next();
   if (!frame) {
     // Oversized or out-of-order packet: answer once, then close, as mysqld does. The reply
@@ -194,6 +236,9 @@ bool ServerConnection::process_next(const Done& done) {
     return true;
   }
   if (!frame->has_value()) return false;
+  // The frame's bytes left the decoder: what it still holds is charged, the payload being
+  // handled is not (handlers charge what they keep of it).
+  charge_buffers();
   const Frame& f = **frame;
   seq_ = static_cast<std::uint8_t>(f.last_sequence_id + 1);
   switch (state_) {
@@ -218,6 +263,7 @@ bool ServerConnection::process_next(const Done& done) {
   }
   // Handlers copy what outlives them (statements, parameters, long data): the memory is reused.
   decoder_.recycle(std::move((*frame)->payload));
+  charge_buffers();
   return true;
 }
 
@@ -473,6 +519,10 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
       fresh.memory = executor_.connection_memory();
       session_ = std::move(fresh);
       statements_.clear();
+      // The old account gave back the buffers' charges too: the new one takes them over.
+      buffers_charged_ = 0;
+      output_charged_ = 0;
+      charge_buffers();
       Output o;
       append_ok(o.bytes, OkResult{});
       return done(std::move(o));
@@ -486,7 +536,7 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
       if (auto c = decode_stmt_close(as_bytes(payload))) {
         if (auto it = statements_.find(c->statement_id); it != statements_.end()) {
           release_long_data(it->second);
-          session_.memory.release(it->second.sql.size());
+          session_.memory.release(it->second.charged);
           statements_.erase(it);
         }
       }
@@ -551,12 +601,20 @@ void ServerConnection::start_queries(std::span<const std::string_view> statement
   run.out.clear();
   run.done = done;
   run.finished = false;
+  // Only a run of several statements can yield; one statement never reads the clock.
+  if (statements.size() > 1) run.slice_start = std::chrono::steady_clock::now();
   run_queries();
 }
 
 void ServerConnection::recycle(std::string&& bytes) {
-  // Kept unless a large answer grew it: that memory goes back at once.
-  if (bytes.capacity() <= kMaxSpareOutput) spare_output_ = std::move(bytes);
+  // Kept unless a large answer grew it: that memory goes back at once, and so does its charge
+  // (a kept buffer stays charged: the next run reuses it).
+  if (bytes.capacity() <= kMaxSpareOutput) {
+    spare_output_ = std::move(bytes);
+  } else {
+    session_.memory.release(output_charged_);
+    output_charged_ = 0;
+  }
 }
 
 void ServerConnection::run_queries() {
@@ -569,25 +627,72 @@ void ServerConnection::run_queries() {
       QueryRun& run = run_;
       const bool last = run.index + 1 == run.statements.size();
       const bool failed = std::holds_alternative<ErrResult>(r);
+      const std::size_t before = run.out.size();
+      const std::uint8_t seq_before = seq_;
       // Later results follow: say so, until the last one or an error.
       append_result(run.out, r, run.binary, last || failed ? 0 : kServerMoreResultsExists);
       run.finished = last || failed;
+      charge_output(before, seq_before);
       if (!run.finished) ++run.index;
       int expected = 0;
       if (run.phase.compare_exchange_strong(expected, 1)) return;  // the loop goes on or ends
       // Answered later: the loop has returned, so this is the run's only owner now.
       if (run.finished) return finish_queries();
+      run.slice_start = std::chrono::steady_clock::now();
       run_queries();
     });
     int expected = 0;
     if (run.phase.compare_exchange_strong(expected, 2)) return;  // it answers later
     if (run.finished) return finish_queries();
+    if (post_ && std::chrono::steady_clock::now() - run.slice_start >= kRunSlice) {
+      // Statements of one query may take long together (each is bounded by its tokens, a
+      // query of a thousand is not): the rest runs as a new step, after what else waits on
+      // this I/O thread.
+      post_([this] {
+        run_.slice_start = std::chrono::steady_clock::now();
+        run_queries();
+      });
+      return;
+    }
+  }
+}
+
+void ServerConnection::charge_output(std::size_t before, std::uint8_t seq_before) {
+  QueryRun& run = run_;
+  // A buffer recycle() keeps (kMaxSpareOutput) is the connection's fixed share; a larger
+  // answer is charged, so a hot path of small answers never touches the global budget.
+  // The bytes of the answer are charged, not the slack a doubling buffer adds to them.
+  const std::uint64_t capacity =
+      run.out.size() > kMaxSpareOutput ? run.out.size() - kMaxSpareOutput : 0;
+  if (capacity <= output_charged_) return;
+  const auto verdict = session_.memory.try_charge(capacity - output_charged_);
+  if (verdict == ConnectionMemory::Verdict::kOk) {
+    output_charged_ = capacity;
+    return;
+  }
+  // `SELECT @big; SELECT @big; ...`: the answer that passed the budget becomes the refusal.
+  run.out.resize(before);
+  seq_ = seq_before;
+  append_result(run.out, to_err(verdict, session_.memory), run.binary, 0);
+  run.finished = true;
+}
+
+void ServerConnection::shrink_after_run() {
+  for (std::string& s : run_.statements) {
+    if (s.capacity() > kMaxKeptStatement) std::string().swap(s);
+  }
+  if (run_.statements.capacity() > kMaxKeptStatements)
+    std::vector<std::string>().swap(run_.statements);
+  if (scratch_.capacity() > kMaxSpareOutput) std::string().swap(scratch_);
+  for (EncodedColumns& e : encoded_) {
+    if (e.definitions.size() > kMaxCachedColumns) e = EncodedColumns{};
   }
 }
 
 void ServerConnection::finish_queries() {
+  shrink_after_run();
   Done done = std::move(run_.done);
-  done(Output{std::move(run_.out), false});
+  done(answer(std::move(run_.out)));
 }
 
 void ServerConnection::release_long_data(PreparedStatement& ps) {
@@ -646,7 +751,7 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
       verdict != ConnectionMemory::Verdict::kOk) {
     Output o;
     append_result(o.bytes, to_err(verdict, session_.memory), false, 0);
-    return done(std::move(o));
+    return done(answer(std::move(o.bytes)));
   }
   PreparedStatement ps;
   ps.sql = std::move(p->query);
@@ -672,6 +777,23 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
   }
   // The statement table's columns, the same ones execution builds its result set from.
   ps.columns = to_definitions(result_columns(probe, executor_.settings(), session_));
+  // What the statement keeps until COM_STMT_CLOSE besides its text: a slot per parameter for
+  // long data and types, and its column definitions (65,535 parameters are 2.6 MiB).
+  std::uint64_t metadata =
+      sizeof(PreparedStatement) +
+      ps.num_params * (sizeof(std::optional<std::string>) + sizeof(std::uint16_t));
+  for (const auto& c : ps.columns) {
+    metadata += sizeof(ColumnDefinition41) + c.schema.size() + c.table.size() + c.org_table.size() +
+                c.name.size() + c.org_name.size();
+  }
+  if (auto verdict = session_.memory.try_charge(metadata);
+      verdict != ConnectionMemory::Verdict::kOk) {
+    refund();
+    Output o;
+    append_result(o.bytes, to_err(verdict, session_.memory), false, 0);
+    return done(answer(std::move(o.bytes)));
+  }
+  ps.charged = ps.sql.size() + metadata;
   const auto id = next_statement_id_++;
   Output o;
   for (const auto& packet :
@@ -702,7 +824,7 @@ void ServerConnection::execute_prepared(std::string_view payload, const Done& do
     Output o;
     append_result(o.bytes, *ps.long_data_error, true, 0);
     ps.long_data_error.reset();
-    return done(std::move(o));
+    return done(answer(std::move(o.bytes)));
   }
   auto exec = decode_stmt_execute(as_bytes(payload), ps.num_params, ps.param_types, ps.long_data);
   if (!exec) {

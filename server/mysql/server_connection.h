@@ -3,10 +3,12 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,7 +68,9 @@ class ServerConnection {
 
   /// The HandshakeV10 greeting, framed with sequence id 0.
   [[nodiscard]] std::string greeting();
-  void feed(std::string_view bytes) { decoder_.feed(bytes); }
+  /// Received bytes. What the connection buffers is charged to its memory budget; a refused
+  /// charge is answered (ERR 4081/4082) by the next process_next(), which closes.
+  void feed(std::string_view bytes);
   /// The TLS handshake the last Output asked for succeeded: the rest of the login, and every
   /// command, is inside TLS (reported as Ssl_version / Ssl_cipher).
   void tls_started(std::string version, std::string cipher);
@@ -108,6 +112,7 @@ class ServerConnection {
     // this, as mysqld reports a failed COM_STMT_SEND_LONG_DATA (which has no reply) at execute.
     std::optional<ErrResult> long_data_error;
     std::vector<ColumnDefinition41> columns;
+    std::uint64_t charged = 0;  // the text and the metadata, in the connection's budget
   };
 
   // One COM_QUERY's statements, run one after another by a loop (see run_queries).
@@ -123,6 +128,9 @@ class ServerConnection {
     // which resumes the loop. Whoever finishes the run calls `done` as its very last touch of
     // the run: `done` may start the next query on this same (reused) run at once.
     std::atomic<int> phase{0};
+    // When the run last started on the I/O thread: after kRunSlice of statements answered
+    // inline, the run yields (posts its next statement) so other sessions of the thread go on.
+    std::chrono::steady_clock::time_point slice_start;
   };
 
   void handle_handshake_response(std::string_view payload, const Done& done);
@@ -138,6 +146,15 @@ class ServerConnection {
   [[nodiscard]] const UserAccount& pending_account() const;
   void handle_command(std::string_view payload, const Done& done);
   void run_queries();
+  // Charges the growth of run_.out by its last answer, from `before` bytes (and sequence id
+  // `seq_before`); when refused, that answer is replaced by the refusal, which ends the run.
+  void charge_output(std::size_t before, std::uint8_t seq_before);
+  // Charges (or gives back) the change in what the frame decoder holds.
+  void charge_buffers();
+  // Gives back what a large answer left in the run's and the encoders' buffers.
+  void shrink_after_run();
+  // An answer of `bytes`: closes after it when it carries a memory refusal (ERR 4081/4082).
+  [[nodiscard]] Output answer(std::string bytes);
   // Sends the run's output: the last thing done with the run (see QueryRun::phase).
   void finish_queries();
   // Executes `what` (statement text or a Statement) between the handoff's begin() and end():
@@ -193,9 +210,20 @@ class ServerConnection {
   std::size_t next_encoded_ = 0;
   std::string scratch_;  // payloads being built, memory reused
 
+  net::Handoff::Post post_;            // runs a step on the session's executor (empty in tests)
+  std::uint64_t buffers_charged_ = 0;  // of decoder_.held()
+  std::uint64_t output_charged_ = 0;   // of the answer being sent, until recycle()
+  std::optional<ConnectionMemory::Verdict> buffer_refusal_;
+  bool close_after_answer_ = false;  // an ERR 4081/4082 was appended
+
   QueryRun run_;              // the COM_QUERY or COM_STMT_EXECUTE being answered
   std::string spare_output_;  // a sent answer's buffer, given back by recycle()
   static constexpr std::size_t kMaxSpareOutput = 64 * 1024;
+  static constexpr std::size_t kMaxKeptStatement = 16 * 1024;
+  static constexpr std::size_t kUnchargedBuffers = FrameDecoder::kMaxIdleHeld;
+  static constexpr std::size_t kMaxKeptStatements = 64;
+  static constexpr std::size_t kMaxCachedColumns = 64;
+  static constexpr std::chrono::milliseconds kRunSlice{2};
 };
 
 }  // namespace ticketd::mysql

@@ -10,6 +10,7 @@
 #include "server/mysql/server_variables.h"
 #include "server/mysql/statement_handlers.h"
 #include "server/sql/evaluator.h"
+#include "server/sql/token_cursor.h"
 
 namespace ticketd::mysql {
 namespace {
@@ -311,6 +312,15 @@ void run(const sql::Unrecognized& st, StatementCall& call) {
       return call.done(to_err(StatementErrc::kEmptyQuery));
     case sql::UnrecognizedKind::kUnsupported:
       return call.done(to_err(StatementErrc::kNotSupported, {st.near}));
+    case sql::UnrecognizedKind::kTooManyTokens:
+      return call.done(
+          to_err(LimitErrc::kTooManyTokens, "Statement too long: at most " +
+                                                std::to_string(sql::kMaxStatementTokens) +
+                                                " tokens are allowed in one statement"));
+    case sql::UnrecognizedKind::kTooManyColumns:
+      return call.done(
+          to_err(LimitErrc::kTooManyColumns, "Too many columns: a select list holds at most " +
+                                                 std::to_string(sql::kMaxSelectItems) + " items"));
     case sql::UnrecognizedKind::kSyntaxError:
       break;
   }

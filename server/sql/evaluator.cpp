@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,7 +23,9 @@ struct Value {
 class Evaluator {
  public:
   Evaluator(std::string_view expr, const VariableLookup& lookup, const EvalLimits& limits)
-      : cursor_(expr), lookup_(lookup), limits_(limits) {}
+      // The expression comes from a statement the recognizer already held to its token budget;
+      // the nesting and work bounds below are the evaluator's own.
+      : cursor_(expr, std::numeric_limits<std::size_t>::max()), lookup_(lookup), limits_(limits) {}
 
   std::optional<Value> run() {
     std::optional<Value> v = expression();

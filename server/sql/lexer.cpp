@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -280,12 +281,17 @@ Token Lexer::lex_operator(std::size_t begin) {
 }
 
 std::vector<Token> tokenize(std::string_view sql) {
+  return *tokenize(sql, std::numeric_limits<std::size_t>::max());
+}
+
+std::optional<std::vector<Token>> tokenize(std::string_view sql, std::size_t max_tokens) {
   std::vector<Token> tokens;
   Lexer lexer(sql);
   for (;;) {
     tokens.push_back(lexer.next());
     const TokenKind kind = tokens.back().kind;
     if (kind == TokenKind::kEnd || kind == TokenKind::kError) break;
+    if (tokens.size() > max_tokens) return std::nullopt;
   }
   return tokens;
 }

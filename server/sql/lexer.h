@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,10 @@ class Lexer {
 
 /// All tokens of `sql`; the last one is kEnd or kError.
 [[nodiscard]] std::vector<Token> tokenize(std::string_view sql);
+/// The same, or nullopt once more than `max_tokens` tokens (kEnd not counted) are found: lexing
+/// stops there, so the work and memory are bounded by the budget, not by the text's length.
+[[nodiscard]] std::optional<std::vector<Token>> tokenize(std::string_view sql,
+                                                         std::size_t max_tokens);
 
 /// ASCII case-insensitive comparison, as MySQL does for keywords.
 [[nodiscard]] bool iequals(std::string_view a, std::string_view b);

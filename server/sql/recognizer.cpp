@@ -648,6 +648,9 @@ Statement parse_select(Parser& p) {
   }
   Select s;
   do {
+    if (s.items.size() == kMaxSelectItems) {
+      return Unrecognized{UnrecognizedKind::kTooManyColumns, "", 1};
+    }
     std::optional<SelectItem> item = select_item(p);
     if (!p.ok()) return p.fail();
     if (!item) return p.unsupported_from(start);
@@ -1402,6 +1405,7 @@ std::size_t head_length(const StatementRule& rule) {
 
 Statement recognize(std::string_view sql) {
   Parser p(sql);
+  if (p.over_budget()) return Unrecognized{UnrecognizedKind::kTooManyTokens, "", 1};
   const std::vector<Token>& tokens = p.tokens();
   if (tokens.back().kind == TokenKind::kError) {
     p.seek(tokens.size() - 1);

@@ -408,13 +408,20 @@ std::string_view unrecognized_name(UnrecognizedKind kind) {
       return "unsupported";
     case UnrecognizedKind::kEmptyQuery:
       return "empty_query";
+    case UnrecognizedKind::kTooManyTokens:
+      return "too_many_tokens";
+    case UnrecognizedKind::kTooManyColumns:
+      return "too_many_columns";
   }
   return "unrecognized";
 }
 
 std::string describe_one(const Unrecognized& s) {
   Line line(unrecognized_name(s.kind));
-  if (s.kind == UnrecognizedKind::kEmptyQuery) return std::move(line).str();
+  if (s.kind == UnrecognizedKind::kEmptyQuery || s.kind == UnrecognizedKind::kTooManyTokens ||
+      s.kind == UnrecognizedKind::kTooManyColumns) {
+    return std::move(line).str();
+  }
   line.add("near", "'" + s.near + "'");
   if (s.line != 1) line.add("line", std::to_string(s.line));
   return std::move(line).str();

@@ -397,11 +397,16 @@ struct Kill {
 // ---- Not understood ------------------------------------------------------------------------
 
 enum class UnrecognizedKind {
-  kSyntaxError,  // ER_PARSE_ERROR 1064: "... near '<near>' at line <line>"
-  kUnsupported,  // ER_NOT_SUPPORTED_YET 1235: "This version of ticketd doesn't yet support
-                 // '<near>'"
-  kEmptyQuery,   // ER_EMPTY_QUERY 1065: only whitespace and comments
+  kSyntaxError,     // ER_PARSE_ERROR 1064: "... near '<near>' at line <line>"
+  kUnsupported,     // ER_NOT_SUPPORTED_YET 1235: "This version of ticketd doesn't yet support
+                    // '<near>'"
+  kEmptyQuery,      // ER_EMPTY_QUERY 1065: only whitespace and comments
+  kTooManyTokens,   // more than kMaxStatementTokens tokens (token_cursor.h): not lexed further
+  kTooManyColumns,  // a select list longer than kMaxSelectItems: not parsed further
 };
+
+/// The longest select list, mysqld's MAX_FIELDS (ER_TOO_MANY_FIELDS beyond it).
+inline constexpr std::size_t kMaxSelectItems = 4096;
 
 /// What recognize() could not make sense of. For kSyntaxError `near` is the rest of the query
 /// from the offending token (MySQL prints at most 80 characters of it, the caller truncates) and
@@ -421,7 +426,8 @@ using Statement = std::variant<
     ShowCharacterSet, ShowProcesslist, Use, Begin, Commit, Rollback, Do, Kill, Unrecognized>;
 
 /// A stable snake_case name for logs and metrics labels: "insert_ticket", "show_variables", ...
-/// Unrecognized statements report "syntax_error", "unsupported" or "empty_query".
+/// Unrecognized statements report "syntax_error", "unsupported", "empty_query",
+/// "too_many_tokens" or "too_many_columns".
 [[nodiscard]] std::string_view statement_kind_name(const Statement& statement);
 
 /// A compact one-line rendering of the statement's fields, for debug logs and tests, e.g.

@@ -12,6 +12,14 @@ void FrameDecoder::feed(ByteView chunk) {
     input_.erase(0, consumed_);
     consumed_ = 0;
   }
+  // Grown by doubling, but never past the end of the packet being received: a 15 MiB packet
+  // holds 15 MiB, not the 16 MiB (or 32 MiB) doubling would round it up to.
+  const std::size_t need = input_.size() + chunk.size();
+  if (need > input_.capacity()) {
+    std::size_t target = std::max(need, 2 * input_.capacity());
+    if (awaiting_ > 0) target = std::min(target, std::max(need, consumed_ + awaiting_));
+    input_.reserve(target);
+  }
   input_.append(as_chars(chunk));
 }
 
@@ -35,14 +43,31 @@ Result<std::optional<Frame>> FrameDecoder::next() {
       error_ = make_error_code(ProtocolErrc::kPacketTooLarge);
       return error_;
     }
-    if (available - kPacketHeaderSize < length) return std::optional<Frame>{};
+    if (available - kPacketHeaderSize < length) {
+      awaiting_ = kPacketHeaderSize + length;
+      return std::optional<Frame>{};
+    }
+    awaiting_ = 0;
 
     if (!in_continuation_) first_seq_ = seq;
     last_seq_ = seq;
-    pending_.append(input_, consumed_ + kPacketHeaderSize, length);
-    consumed_ += kPacketHeaderSize + length;
+    if (pending_.empty() && consumed_ == 0 && available == kPacketHeaderSize + length &&
+        length > kMaxKeptInput) {
+      // A large packet that arrived alone becomes the payload in place: no second copy of it.
+      pending_.swap(input_);
+      pending_.erase(0, kPacketHeaderSize);
+    } else {
+      pending_.append(input_, consumed_ + kPacketHeaderSize, length);
+      consumed_ += kPacketHeaderSize + length;
+    }
     if (consumed_ == input_.size()) {
-      input_.clear();
+      // Read to its end: a buffer a large packet grew goes back (an idle connection keeps
+      // no more than kMaxKeptInput).
+      if (input_.capacity() > kMaxKeptInput) {
+        std::string().swap(input_);
+      } else {
+        input_.clear();
+      }
       consumed_ = 0;
     }
 

@@ -63,16 +63,23 @@ class FrameDecoder {
 
   /// Bytes held: unparsed input plus the partially assembled logical payload.
   std::size_t buffered() const noexcept { return input_.size() - consumed_ + pending_.size(); }
+  /// Memory held: the capacity of the input buffer and of the payload being assembled, what a
+  /// connection's memory budget is charged for. Input read to its end keeps at most
+  /// kMaxKeptInput; a large packet's buffer goes back once it is parsed.
+  std::size_t held() const noexcept { return input_.capacity() + pending_.capacity(); }
+  /// The most held() keeps between packets: the input buffer's and a recycled payload's.
+  static constexpr std::size_t kMaxRecycledPayload = 16 * 1024;
+  static constexpr std::size_t kMaxKeptInput = 64 * 1024;
+  static constexpr std::size_t kMaxIdleHeld = kMaxKeptInput + kMaxRecycledPayload;
 
   /// Sequence id of the header that caused next()'s error: an error reply continues from it.
   std::uint8_t error_sequence_id() const noexcept { return error_seq_; }
 
  private:
-  static constexpr std::size_t kMaxRecycledPayload = 16 * 1024;
-
   std::size_t max_allowed_packet_;
   std::string input_;
   std::size_t consumed_ = 0;  // prefix of input_ already parsed; compacted lazily
+  std::size_t awaiting_ = 0;  // bytes from consumed_ of the packet whose header is in, or 0
   std::string pending_;       // joined payload of the continuation packets seen so far
   bool in_continuation_ = false;
   std::uint8_t first_seq_ = 0;

@@ -183,10 +183,12 @@ TEST(MySqlErrorMapping, MemoryVerdictsNameTheLimitAndTheUse) {
   ConnectionMemory memory(600, &global);
   ASSERT_EQ(memory.try_charge(500), ConnectionMemory::Verdict::kOk);
   EXPECT_EQ(to_err(ConnectionMemory::Verdict::kConnectionLimit, memory).message,
-            "Connection memory limit 600 bytes exceeded. Consumed 500 bytes.");
+            "Connection closed. Connection memory limit 600 bytes exceeded. Consumed 500 bytes.");
   auto g = to_err(ConnectionMemory::Verdict::kGlobalLimit, memory);
   EXPECT_EQ(g.code, 4081);
-  EXPECT_EQ(g.message, "Global connection memory limit 1000 bytes exceeded. Consumed 500 bytes.");
+  EXPECT_EQ(g.message,
+            "Connection closed. Global connection memory limit 1000 bytes exceeded. Consumed 500 "
+            "bytes.");
 }
 
 TEST(MySqlErrorMapping, ClipsNamesWithoutSplittingACharacter) {

@@ -205,5 +205,28 @@ TEST(FrameDecoder, LimitCanBeRaisedAfterAuthentication) {
   ASSERT_EQ(drain(d).size(), 1u);
 }
 
+TEST(FrameDecoder, GivesALargePacketsMemoryBackOnceItIsParsed) {
+  // An idle connection kept 32 MiB after one 15 MiB packet (issue 27.12).
+  FrameDecoder d(32 * 1024 * 1024);
+  const std::string payload(15 * 1024 * 1024, 'q');
+  std::uint8_t seq = 0;
+  const std::string wire = frame(payload, seq);
+  for (std::size_t at = 0; at < wire.size(); at += 65536) {
+    d.feed(std::string_view(wire).substr(at, 65536));
+  }
+  EXPECT_GE(d.held(), payload.size());  // held while it arrives: what the budget is charged
+  auto f = d.next();
+  ASSERT_TRUE(f && *f);
+  EXPECT_EQ((*f)->payload.size(), payload.size());
+  EXPECT_LE(d.held(), FrameDecoder::kMaxIdleHeld);
+  d.recycle(std::move((*f)->payload));  // too large to keep
+  EXPECT_LE(d.held(), FrameDecoder::kMaxIdleHeld);
+  // Small packets afterwards reuse a small buffer.
+  seq = 0;
+  d.feed(frame("x", seq));
+  ASSERT_TRUE(d.next());
+  EXPECT_LE(d.held(), FrameDecoder::kMaxIdleHeld);
+}
+
 }  // namespace
 }  // namespace ticketd::mysql
