@@ -209,6 +209,33 @@ struct SecurityConfig {
   friend bool operator==(const SecurityConfig&, const SecurityConfig&) = default;
 };
 
+/// The start-only --force-* flags: each names ticket sequences of the config whose stored
+/// settings the config may override at this start, an explicit choice that is audited.
+struct ForceFlags {
+  /// --force-grid-change NAME: the configured increment/offset replace the stored grid.
+  std::vector<std::string> grid_change;
+  /// --force-rate-raise NAME: a configured max_rate above the stored one applies.
+  std::vector<std::string> rate_raise;
+  /// --force-not-in-backup NAME: in a store restored from a backup that did not hold NAME, a
+  /// sequence NAME created in this run (by the config or DDL) starts at its own start, not
+  /// above the restore floor; the operator says it never existed after that backup.
+  std::vector<std::string> not_in_backup;
+  friend bool operator==(const ForceFlags&, const ForceFlags&) = default;
+};
+
+/// One row per flag: its command-line name, the list it fills, and whether each name must be a
+/// ticket sequence of the config (else any name: one created later by DDL too).
+struct ForceFlag {
+  std::string_view flag;
+  std::vector<std::string> ForceFlags::*names;
+  bool configured_ticket = true;
+};
+inline constexpr ForceFlag kForceFlags[] = {
+    {"--force-grid-change", &ForceFlags::grid_change},
+    {"--force-rate-raise", &ForceFlags::rate_raise},
+    {"--force-not-in-backup", &ForceFlags::not_in_backup, false},
+};
+
 struct Config {
   std::string data_dir = "./data";  // unused (and not locked) with storage.engine etcd
   unsigned threads = 0;             // 0: one per core
@@ -225,9 +252,8 @@ struct Config {
   DurabilityConfig durability;
   std::vector<SequenceConfig> sequences;
   std::vector<WorkerPoolConfig> worker_pools;
-  /// Ticket sequences whose configured increment/offset may replace the stored grid at this
-  /// start (--force-grid-change NAME; never read from the file, never applied by a reload).
-  std::vector<std::string> force_grid_change;
+  /// The start-only --force-* flags (never read from the file, never applied by a reload).
+  ForceFlags force;
   friend bool operator==(const Config&, const Config&) = default;
 };
 

@@ -1,11 +1,13 @@
 // ticketd: a durable ticket server. Parses the command line, loads the config, runs the daemon.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: ticketd --config FILE [--data-dir DIR] [--mysql-listen HOST:PORT]\n"
     "               [--http-listen HOST:PORT] [--force-grid-change NAME]...\n"
+    "               [--force-rate-raise NAME]... [--force-not-in-backup NAME]...\n"
     "       ticketd verify --data-dir DIR [--external-mark FILE]\n"
     "       ticketd backup --data-dir DIR --to OUT\n"
     "       ticketd restore --from BACKUP --data-dir DIR [--skip-ahead auto|peak|N|NAME=N]...\n"
@@ -48,6 +51,11 @@ constexpr const char* kUsage =
     "  --force-grid-change NAME lets the config's increment/offset replace sequence NAME's\n"
     "                           stored grid at this start (logged; only when no other server\n"
     "                           shares its values: otherwise `ticketd restride`)\n"
+    "  --force-rate-raise NAME  lets the config raise sequence NAME's max_rate at this start\n"
+    "                           (logged; backups taken before it need --skip-ahead NAME=N)\n"
+    "  --force-not-in-backup NAME  in a restored data dir, sequence NAME (not in the backup)\n"
+    "                           is created at its own start, not above the restore floor\n"
+    "                           (logged; only if it never existed after the backup)\n"
     "  verify                   checks the stored invariants of a stopped server's data dir\n"
     "                           (exit 0: they hold, 1: a violation, 3: cannot open)\n"
     "  --external-mark FILE     (verify, restore) durability.external_mark: verify checks the\n"
@@ -55,8 +63,9 @@ constexpr const char* kUsage =
     "  backup                   a consistent backup of a stopped server's data dir (a running\n"
     "                           one: POST /v1/admin/backup)\n"
     "  restore                  makes a data dir of a backup, every ticket ceiling raised past\n"
-    "                           what may have been issued since (auto: 2 x peak rate x age, at\n"
-    "                           least 2 x cache); gapless sequences need the last number used\n"
+    "                           what may have been issued since (auto: max_rate x age, the\n"
+    "                           most it can have issued); gapless sequences need the last\n"
+    "                           number used\n"
     "  hash-password            reads a password from stdin, prints its password_hash for\n"
     "                           mysql_native_password and caching_sha2_password\n"
     "  hash-token               reads a bearer token from stdin, prints its http.tokens entry\n";
@@ -75,7 +84,7 @@ int main(int argc, char** argv) {
   std::string external_mark;
   std::string mysql_listen;
   std::string http_listen;
-  std::vector<std::string> force_grid_change;
+  config::ForceFlags force;
   bool verify = false;
   if (argc == 2 && std::string_view(argv[1]) == "hash-password") {
     return hash_password_command(stdin, stdout);
@@ -121,10 +130,13 @@ int main(int argc, char** argv) {
       ok = value(http_listen);
     } else if (arg == "--external-mark" && verify) {
       ok = value(external_mark);
-    } else if (arg == "--force-grid-change") {
+    } else if (const auto* row =
+                   std::find_if(std::begin(config::kForceFlags), std::end(config::kForceFlags),
+                                [&](const config::ForceFlag& f) { return f.flag == arg; });
+               row != std::end(config::kForceFlags)) {
       std::string name;
       ok = value(name);
-      force_grid_change.push_back(std::move(name));
+      (force.*row->names).push_back(std::move(name));
     } else {
       return usage_error("unknown argument '" + std::string(arg) + "'");
     }
@@ -136,7 +148,7 @@ int main(int argc, char** argv) {
   }
   if (config_path.empty()) return usage_error("--config FILE is required");
 
-  const ConfigSource source{config_path, data_dir, mysql_listen, http_listen, force_grid_change};
+  const ConfigSource source{config_path, data_dir, mysql_listen, http_listen, force};
   ReadConfig read = read_config(source);
   // The format applies before the first line (the config's warnings); what comes before the
   // config is read (usage and config errors) is plain text on stderr, not log lines.

@@ -28,16 +28,19 @@ ReadConfig read_config(const ConfigSource& source) {
   };
   override_listen(source.mysql_listen, "--mysql-listen", cfg.mysql.listen);
   override_listen(source.http_listen, "--http-listen", cfg.http.listen);
-  for (const auto& name : source.force_grid_change) {
-    const bool configured = std::any_of(
-        cfg.sequences.begin(), cfg.sequences.end(),
-        [&](const auto& s) { return s.name == name && s.kind == config::SequenceKind::kTicket; });
-    if (loaded.config && !configured) {
-      errors.push_back("--force-grid-change " + name + ": the config has no ticket sequence '" +
-                       name + "'");
+  for (const auto& row : config::kForceFlags) {
+    if (!row.configured_ticket) continue;
+    for (const auto& name : source.force.*row.names) {
+      const bool configured = std::any_of(
+          cfg.sequences.begin(), cfg.sequences.end(),
+          [&](const auto& s) { return s.name == name && s.kind == config::SequenceKind::kTicket; });
+      if (loaded.config && !configured) {
+        errors.push_back(std::string(row.flag) + " " + name +
+                         ": the config has no ticket sequence '" + name + "'");
+      }
     }
   }
-  cfg.force_grid_change = source.force_grid_change;
+  cfg.force = source.force;
   if (loaded.config) {
     for (auto& p : config::check_exposure(cfg)) errors.push_back("refusing to start: " + p);
     for (auto& p : exposed_default_hashes(cfg)) errors.push_back("refusing to start: " + p);

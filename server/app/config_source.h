@@ -11,13 +11,13 @@
 namespace ticketd {
 
 /// The config file and the flags that override it (--data-dir, --mysql-listen, --http-listen),
-/// and the start-only --force-grid-change names (Config::force_grid_change).
+/// and the start-only --force-* names (Config::force).
 struct ConfigSource {
   std::string path;
   std::string data_dir;
   std::string mysql_listen;
   std::string http_listen;
-  std::vector<std::string> force_grid_change;
+  config::ForceFlags force;
 };
 
 struct ReadConfig {

@@ -207,6 +207,7 @@ StartupResult<void> Engine::load_all() {
 // Loads every sequence and makes the configured ones exist: at start with RocksDB, after
 // winning the election with etcd (so a new leader continues above every stored ceiling).
 DetailedResult<void> Engine::load() {
+  service_.accept_not_in_backup(config_.force.not_in_backup);
   if (auto r = service_.load(); !r) {
     return Error{r.error().code, "loading sequences: " + r.error().message};
   }
@@ -248,12 +249,12 @@ DetailedResult<void> Engine::load() {
         }
         break;
       case config::SequenceKind::kTicket:
-        const bool force =
-            std::find(config_.force_grid_change.begin(), config_.force_grid_change.end(), s.name) !=
-            config_.force_grid_change.end();
-        if (auto r = service_.ensure_configured(to_spec(s),
-                                                force ? ConfigGrid::kForce : ConfigGrid::kKeep);
-            !r) {
+        const auto named = [&](const std::vector<std::string>& names) {
+          return std::find(names.begin(), names.end(), s.name) != names.end();
+        };
+        const ConfigForce force{.grid = named(config_.force.grid_change),
+                                .rate_raise = named(config_.force.rate_raise)};
+        if (auto r = service_.ensure_configured(to_spec(s), force); !r) {
           return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
         }
         break;

@@ -229,6 +229,36 @@ DetailedResult<RestorePlan> plan_restore(const BackupManifest& manifest, Counter
                           std::string(kind_name(s.kind)) + (s.tombstone ? " (dropped)" : "") +
                               ": restored as it is"});
   }
+  // Names the backup does not hold may have been created after it and issued values: the span
+  // the backup cannot see (and an explicit skip) is added to the store's restore floor, which
+  // such a name starts above when it is created (TicketService).
+  auto prior = restored.get(kRestoreFloorKey);
+  if (!prior) return prior.error();
+  RestoreFloor floor;
+  if (*prior) {
+    auto decoded = decode_restore_floor(**prior);
+    if (!decoded) return Error{StorageErrc::kCorruption, "the backup's restore floor: unreadable"};
+    floor = *decoded;
+  }
+  const RestoreFloor before = floor;
+  if (options.skip.mode == SkipAhead::Mode::kValues) {
+    floor.values = static_cast<std::uint64_t>(
+        std::min<u128>(u128{floor.values} + options.skip.values, kU64Max));
+  } else {
+    floor.span_ms = static_cast<std::uint64_t>(std::min<u128>(
+        u128{floor.span_ms} + static_cast<std::uint64_t>(elapsed_ms) + kRestoreClockMarginMs,
+        kU64Max));
+  }
+  if (floor != before) {
+    plan.mutations.push_back(Mutation{std::string(kRestoreFloorKey), encode_restore_floor(floor)});
+    plan.steps.push_back(
+        {std::string(kRestoreFloorStep), "restore_floor",
+         "a ticket sequence created later under a name this backup does not hold starts above "
+         "what it can have issued in " +
+             fixed1(static_cast<double>(floor.span_ms) / 1000.0) + " s at its max_rate" +
+             (floor.values != 0 ? " plus " + std::to_string(floor.values) + " values" : "") +
+             "; a gapless one is refused unless forced"});
+  }
   if (!refusals.empty()) {
     std::string message;
     for (const auto& r : refusals) message += (message.empty() ? "" : "\n") + r;

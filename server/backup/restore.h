@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "server/backup/manifest.h"
@@ -46,6 +47,9 @@ struct RestoreStep {
   std::string detail;  // what changed and why, one line
 };
 
+/// The `sequence` of the step that records the store's restore floor (RestoreFloor).
+inline constexpr std::string_view kRestoreFloorStep = "(names not in the backup)";
+
 struct RestorePlan {
   std::vector<Mutation> mutations;  // one atomic commit
   std::vector<RestoreStep> steps;   // by name
@@ -60,7 +64,9 @@ struct RestorePlan {
 ///   every number the backup shows committed; the state becomes "everything up to it committed",
 ///   reservations dropped, voids kept;
 /// - Snowflake and UUIDv7 sequences and worker leases: as they are (time-based; a worker ID's
-///   high-water mark still holds).
+///   high-water mark still holds);
+/// - names the backup does not hold: the store's RestoreFloor grows by the backup's age plus the
+///   clock margin (auto, peak) or by the stated values (--skip-ahead N).
 /// Every refusal is listed at once (a gapless sequence without a stated number, a stated number
 /// that would reuse or skip numbers, names the backup does not hold).
 [[nodiscard]] DetailedResult<RestorePlan> plan_restore(const BackupManifest& manifest,

@@ -84,4 +84,24 @@ std::optional<std::uint64_t> decode_tombstone(std::string_view text) {
   return rec->get_u64("ceiling");
 }
 
+std::string encode_restore_floor(const RestoreFloor& floor) {
+  return RecordWriter(1).add("span_ms", floor.span_ms).add("values", floor.values).finish();
+}
+
+std::optional<RestoreFloor> decode_restore_floor(std::string_view text) {
+  const auto rec = RecordView::parse(text);
+  if (!rec || !rec->version_is(1, /*missing_ok=*/false)) return std::nullopt;
+  const auto span = rec->get_u64("span_ms");
+  const auto values = rec->get_u64("values");
+  if (!span || !values) return std::nullopt;
+  return RestoreFloor{*span, *values};
+}
+
+std::uint64_t restore_floor_skip(const RestoreFloor& floor, const SequenceSpec& spec) {
+  using u128 = unsigned __int128;
+  const u128 span_us = u128{floor.span_ms} * 1000 + rate_window_us(spec);
+  const u128 skip = (span_us * spec.max_rate + 999999) / 1000000 + floor.values;
+  return skip > UINT64_MAX ? UINT64_MAX : static_cast<std::uint64_t>(skip);
+}
+
 }  // namespace ticketd

@@ -42,4 +42,26 @@ inline constexpr std::string_view kTombstonePrefix = "tomb/";
 [[nodiscard]] std::string encode_tombstone(std::uint64_t ceiling);
 [[nodiscard]] std::optional<std::uint64_t> decode_tombstone(std::string_view text);
 
+/// Written by `ticketd restore` under "restore/floor": the span of time the restored backup did
+/// not see (its age at the restore plus a clock margin) and the values an explicit
+/// `--skip-ahead N` stated, summed over every restore of this store. A ticket sequence the
+/// backup did not hold may have been created and issued values in that span; when such a name
+/// is created in the restored store it starts above what it can have issued
+/// (restore_floor_skip), and a gapless one is refused unless forced (docs/durability.md).
+struct RestoreFloor {
+  std::uint64_t span_ms = 0;
+  std::uint64_t values = 0;
+  friend bool operator==(const RestoreFloor&, const RestoreFloor&) = default;
+};
+
+inline constexpr std::string_view kRestoreFloorKey = "restore/floor";
+
+[[nodiscard]] std::string encode_restore_floor(const RestoreFloor& floor);
+[[nodiscard]] std::optional<RestoreFloor> decode_restore_floor(std::string_view text);
+
+/// The values a ticket sequence of `spec` can have issued in the floor's span, held to its
+/// max_rate (span plus one rate window, as restore's auto skip counts), plus the stated values;
+/// saturates at 2^64-1.
+[[nodiscard]] std::uint64_t restore_floor_skip(const RestoreFloor& floor, const SequenceSpec& spec);
+
 }  // namespace ticketd

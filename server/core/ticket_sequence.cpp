@@ -201,7 +201,7 @@ void TicketSequence::advance_locked(u128 next, BlockCallback done,
 }
 
 DetailedResult<std::pair<SequenceSpec, ConfigOutcome>> TicketSequence::plan_config_locked(
-    const SequenceSpec& configured, bool force_grid) const {
+    const SequenceSpec& configured, ConfigForce force) const {
   if (auto e = grid_change_refused_locked()) return std::move(*e);
   ConfigOutcome outcome{.before = spec_};
   SequenceSpec wanted = spec_;
@@ -223,7 +223,7 @@ DetailedResult<std::pair<SequenceSpec, ConfigOutcome>> TicketSequence::plan_conf
                        " cannot replace its " + grid(spec_) +
                        " (finish it with `ticketd restride`: docs/restride.md)"};
     }
-    if (force_grid) {
+    if (force.grid) {
       wanted.increment = configured.increment;
       wanted.offset = configured.offset;
       outcome.grid_forced = true;
@@ -240,6 +240,19 @@ DetailedResult<std::pair<SequenceSpec, ConfigOutcome>> TicketSequence::plan_conf
               name_ + " if no other server shares it"};
     }
   }
+  if (configured.max_rate > spec_.max_rate) {
+    if (!force.rate_raise) {
+      return Error{TicketErrc::kInvalidArgument,
+                   "sequence '" + name_ + "': the config raises max_rate from " +
+                       std::to_string(spec_.max_rate) + " to " +
+                       std::to_string(configured.max_rate) +
+                       "; a restore of a backup taken before the raise bounds what was issued "
+                       "since by the old rate and could resume below values issued at the new "
+                       "one (docs/durability.md): start with --force-rate-raise " +
+                       name_ + ", then take a new backup"};
+    }
+    outcome.rate_raised = true;
+  }
   if (auto problem = validate(wanted); !problem.empty()) {
     return Error{TicketErrc::kInvalidArgument, "sequence '" + name_ + "': " + problem};
   }
@@ -250,15 +263,15 @@ DetailedResult<std::pair<SequenceSpec, ConfigOutcome>> TicketSequence::plan_conf
 
 std::optional<Error> TicketSequence::check_config(const SequenceSpec& configured) const {
   std::lock_guard lock(mutex_);
-  auto plan = plan_config_locked(configured, false);
+  auto plan = plan_config_locked(configured, ConfigForce{});
   if (!plan) return plan.error();
   return std::nullopt;
 }
 
-void TicketSequence::apply_config(const SequenceSpec& configured, bool force_grid,
+void TicketSequence::apply_config(const SequenceSpec& configured, ConfigForce force,
                                   ConfigCallback done) {
   std::unique_lock lock(mutex_);
-  auto plan = plan_config_locked(configured, force_grid);
+  auto plan = plan_config_locked(configured, force);
   if (!plan) {
     lock.unlock();
     done(plan.error());

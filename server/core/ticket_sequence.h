@@ -54,10 +54,18 @@ struct Restride {
 };
 
 /// What a config's settings did to a stored sequence (TicketSequence::apply_config).
+/// What an operator's start-only flags let a config change in a stored sequence (each an
+/// explicit, logged choice; a reload never carries them).
+struct ConfigForce {
+  bool grid = false;        // --force-grid-change: the config's increment/offset replace the grid
+  bool rate_raise = false;  // --force-rate-raise: the config's higher max_rate applies
+};
+
 struct ConfigOutcome {
   bool changed = false;      // a durable write applied new settings
   bool grid_kept = false;    // the config names another grid; the restrided one was kept
   bool grid_forced = false;  // the config's grid replaced the stored one (a forced change)
+  bool rate_raised = false;  // the config's higher max_rate applies (a forced change)
   SequenceSpec before;       // the settings before the change
   SequenceSpec after;        // the settings now in force
 };
@@ -114,13 +122,15 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   /// forward, max_value, cache and max_rate apply to future values. A grid (increment/offset) that
   /// differs from the stored one is never applied by a config: refused (kInvalidArgument,
   /// naming `ticketd restride`), kept when a restride set the stored grid (grid_kept), and
-  /// refused even with `force_grid` while a fence holds the grid; `force_grid` (an explicit,
+  /// refused even with `force.grid` while a fence holds the grid; `force.grid` (an explicit,
   /// logged operator choice) moves an unfenced grid above every ceiling written or in flight.
+  /// A higher max_rate is refused unless `force.rate_raise`: a restore bounds what was issued
+  /// since a backup by the rate the backup recorded (docs/durability.md); a lower one applies.
   /// Like a restride, the change rides a synced write that every take queues behind: nothing
   /// is issued under the new settings before it is durable, and a failed write restores the
   /// old settings and cached values. `done` runs inline when nothing changes.
-  void apply_config(const SequenceSpec& configured, bool force_grid, ConfigCallback done);
-  /// What apply_config(configured, false) would refuse now, without applying anything (a
+  void apply_config(const SequenceSpec& configured, ConfigForce force, ConfigCallback done);
+  /// What apply_config(configured, {}) would refuse now, without applying anything (a
   /// reload checks every sequence before it changes any).
   [[nodiscard]] std::optional<Error> check_config(const SequenceSpec& configured) const;
   /// Durably limits the values of the current grid to `fence` (0 lifts it): nothing above it is
@@ -187,7 +197,7 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   void change_grid_locked(BlockCallback done, std::unique_lock<std::mutex>& lock);
   // apply_config's decision: the settings to apply and what they do, or why not.
   [[nodiscard]] DetailedResult<std::pair<SequenceSpec, ConfigOutcome>> plan_config_locked(
-      const SequenceSpec& configured, bool force_grid) const;
+      const SequenceSpec& configured, ConfigForce force) const;
   /// Why a fence, restride or config change cannot start now (dropped, or another one in
   /// flight); nullopt: it can.
   [[nodiscard]] std::optional<Error> grid_change_refused_locked() const;

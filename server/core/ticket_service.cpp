@@ -43,6 +43,21 @@ Error TicketService::unknown(std::string_view name) {
   return Error{TicketErrc::kUnknownSequence, "sequence '" + std::string(name) + "' does not exist"};
 }
 
+void TicketService::accept_not_in_backup(std::vector<std::string> names) {
+  not_in_backup_ = std::move(names);
+}
+
+bool TicketService::floor_waived(const std::string& name) const {
+  if (std::find(not_in_backup_.begin(), not_in_backup_.end(), name) == not_in_backup_.end()) {
+    return false;
+  }
+  audit("sequence_not_in_backup", name,
+        "sequence '" + name +
+            "' created without the restore floor (--force-not-in-backup: it "
+            "never existed after the backup this store was restored from)");
+  return true;
+}
+
 void TicketService::enable_runtime_kinds(RuntimeKinds kinds) { runtime_ = std::move(kinds); }
 
 DetailedResult<void> TicketService::load() {
@@ -52,6 +67,13 @@ DetailedResult<void> TicketService::load() {
   if (!tombs) return tombs.error();
   auto definitions = store_.scan(kDefinitionPrefix);
   if (!definitions) return definitions.error();
+  auto floor = store_.get(kRestoreFloorKey);
+  if (!floor) return floor.error();
+  std::optional<RestoreFloor> restore_floor;
+  if (*floor) {
+    restore_floor = decode_restore_floor(**floor);
+    if (!restore_floor) return Error{StorageErrc::kCorruption, "cannot decode the restore floor"};
+  }
   std::vector<SequenceDefinition> others;
   for (auto& [key, value] : *definitions) {
     auto name = key.substr(kDefinitionPrefix.size());
@@ -61,6 +83,7 @@ DetailedResult<void> TicketService::load() {
     others.push_back(std::move(*d));
   }
   std::unique_lock lock(mutex_);
+  restore_floor_ = restore_floor;
   for (auto& [key, value] : *records) {
     auto name = key.substr(kSequencePrefix.size());
     auto record = decode_record(name, value);
@@ -150,7 +173,7 @@ DetailedResult<SequenceHandle> TicketService::open_definition(const SequenceDefi
   return Error{TicketErrc::kInvalidArgument, "not a definition"};
 }
 
-DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec, ConfigGrid grid) {
+DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec, ConfigForce force) {
   if (auto problem = validate(spec); !problem.empty()) {
     return Error{TicketErrc::kInvalidArgument, "sequence '" + spec.name + "': " + problem};
   }
@@ -171,7 +194,7 @@ DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec, 
   // Compared with the stored settings and queued under the sequence's own lock: a restride or
   // fence that commits before it is seen, one that is in flight makes this kRetryLater.
   std::promise<DetailedResult<ConfigOutcome>> p;
-  seq->apply_config(spec, grid == ConfigGrid::kForce,
+  seq->apply_config(spec, force,
                     [&p](DetailedResult<ConfigOutcome> r) { p.set_value(std::move(r)); });
   auto r = p.get_future().get();
   if (!r) return r.error();
@@ -196,7 +219,16 @@ DetailedResult<void> TicketService::ensure_configured(const SequenceSpec& spec, 
               grid_text(r->before) + " to " + grid_text(r->after) +
               " (--force-grid-change: values of other servers on the old grid may be reissued "
               "if they share this value space)");
-  } else if (r->changed) {
+  }
+  if (r->rate_raised) {
+    audit("sequence_rate_raised", spec.name,
+          "sequence '" + spec.name + "': max_rate raised by a forced config change from " +
+              std::to_string(r->before.max_rate) + " to " + std::to_string(r->after.max_rate) +
+              " (--force-rate-raise: a restore of a backup taken before now needs an explicit "
+              "--skip-ahead " +
+              spec.name + "=N; take a new backup)");
+  }
+  if (r->changed && !r->grid_forced && !r->rate_raised) {
     log::info("sequence '" + spec.name + "': applied changed settings from the config",
               {{"sequence", spec.name}});
   }
@@ -297,6 +329,11 @@ DetailedResult<void> TicketService::create_other(SequenceDefinition d, bool forc
                          ": continuing it could issue a value twice"};
     }
   }
+  if (handle && d.spec.kind == SequenceKind::kGapless) {
+    const bool fresh =
+        std::get<std::shared_ptr<GaplessSequence>>(*handle)->unstored_frontier().has_value();
+    if (auto refused = new_gapless_refused(name, fresh, force)) handle = *refused;
+  }
   DetailedResult<void> written;
   if (handle) {
     std::vector<Mutation> mutations;
@@ -344,7 +381,37 @@ void TicketService::create_ticket(const SequenceSpec& spec, CreateOptions option
       done(*busy);
       return;
     }
-    if (auto t = tombstones_.find(spec.name); t != tombstones_.end()) {
+    if (auto t = tombstones_.find(spec.name); t == tombstones_.end()) {
+      if (restore_floor_ && !options.force && !floor_waived(spec.name)) {
+        // The name may have lived after the backup this store was restored from.
+        const std::uint64_t skip = restore_floor_skip(*restore_floor_, spec);
+        const u128 above = align_up(u128{spec.start} - 1 + u128{skip} * spec.increment,
+                                    spec.increment, spec.offset);
+        if (above >= spec.max_value) {
+          ddl_in_flight_.erase(spec.name);
+          lock.unlock();
+          done(Error{TicketErrc::kInvalidArgument,
+                     "sequence '" + spec.name +
+                         "' is not in the backup this store was restored "
+                         "from: it may have issued up to " +
+                         std::to_string(skip) +
+                         " values since (its max_rate over the time the backup did not see), which "
+                         "do not fit below its max_value " +
+                         std::to_string(spec.max_value) +
+                         "; if it never existed after that backup, start ticketd with "
+                         "--force-not-in-backup " +
+                         spec.name + " and create it again"});
+          return;
+        }
+        ceiling = static_cast<std::uint64_t>(above);
+        log::info("sequence '" + spec.name +
+                      "': not in the backup this store was restored "
+                      "from; created above " +
+                      std::to_string(ceiling) + " (" + std::to_string(skip) +
+                      " values at its max_rate)",
+                  {{"sequence", spec.name}});
+      }
+    } else {
       if (options.force) {
         audit("sequence_force_created", spec.name,
               "sequence '" + spec.name + "': forced re-create ignores the tombstone ceiling " +
@@ -513,8 +580,25 @@ DetailedResult<void> TicketService::add_snowflake(std::shared_ptr<SnowflakeGener
   return add_configured(name, std::move(generator));
 }
 
-DetailedResult<void> TicketService::add_gapless(std::shared_ptr<GaplessSequence> sequence) {
+std::optional<Error> TicketService::new_gapless_refused(const std::string& name, bool fresh,
+                                                        bool force) const {
+  std::shared_lock lock(mutex_);
+  if (!restore_floor_ || !fresh || force || floor_waived(name)) return std::nullopt;
+  return Error{TicketErrc::kInvalidArgument,
+               "gapless sequence '" + name +
+                   "' is not in the backup this store was restored from: if it was created "
+                   "after that backup, numbers it committed are not here and would be issued "
+                   "again. If it never existed after that backup, start ticketd with "
+                   "--force-not-in-backup " +
+                   name + " (and create it again)"};
+}
+
+DetailedResult<void> TicketService::add_gapless(std::shared_ptr<GaplessSequence> sequence,
+                                                bool force) {
   const std::string name = sequence->spec().name;
+  if (auto refused = new_gapless_refused(name, sequence->unstored_frontier().has_value(), force)) {
+    return *refused;
+  }
   if (auto frontier = sequence->unstored_frontier()) {
     if (auto r = store_.commit(std::span(&*frontier, 1)); !r) return r.error();
     sequence->frontier_stored();

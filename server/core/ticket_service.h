@@ -22,6 +22,7 @@
 #include "server/core/group_committer.h"
 #include "server/core/retry_scheduler.h"
 #include "server/core/sequence_definition.h"
+#include "server/core/sequence_record.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_sequence.h"
 #include "server/core/uuidv7_generator.h"
@@ -35,12 +36,6 @@ using DoneCallback = std::function<void(DetailedResult<void>)>;
 struct CreateOptions {
   bool if_not_exists = false;  // an existing live sequence is success, not kAlreadyExists
   bool force = false;          // ignore a tombstone: may re-issue old values (logged)
-};
-
-/// Whether a config may move a stored sequence's increment/offset grid (ensure_configured).
-enum class ConfigGrid {
-  kKeep,   // never: a different grid is refused (or kept, when a restride set it)
-  kForce,  // --force-grid-change NAME: the operator says no other server shares the values
 };
 
 /// One sequence of any kind, as the registry holds it.
@@ -112,10 +107,10 @@ class TicketService {
   /// tombstone); when it exists, TicketSequence::apply_config applies it: a larger start moves
   /// it forward, max/cache apply to future values, and a changed increment/offset is refused
   /// (kInvalidArgument naming `ticketd restride`) unless a restride set the stored grid (kept,
-  /// with a warning) or `grid` is kForce (audited). Blocks until durable: never on an I/O
-  /// thread.
+  /// with a warning) or `force.grid` (audited), and a higher max_rate is refused unless
+  /// `force.rate_raise` (audited). Blocks until durable: never on an I/O thread.
   [[nodiscard]] DetailedResult<void> ensure_configured(const SequenceSpec& spec,
-                                                       ConfigGrid grid = ConfigGrid::kKeep);
+                                                       ConfigForce force = {});
 
   /// Serve a configured sequence of another kind under its name (start-up only, before
   /// serving). "Retry later" answers of a Snowflake generator are retried on `retries`, so
@@ -123,7 +118,14 @@ class TicketService {
   /// kAlreadyExists; the same kind (a definition stored earlier) is replaced by the config's.
   [[nodiscard]] DetailedResult<void> add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
                                                    RetryScheduler& retries, const Clock& clock);
-  [[nodiscard]] DetailedResult<void> add_gapless(std::shared_ptr<GaplessSequence> sequence);
+  /// Names the operator says never existed after the backup this store was restored from
+  /// (--force-not-in-backup): created in this run without the restore floor (audited).
+  void accept_not_in_backup(std::vector<std::string> names);
+  /// A gapless sequence with no stored state, in a store restored from a backup (a restore
+  /// floor), is refused unless `force`: it may have committed numbers after the backup that
+  /// this store cannot see (docs/durability.md).
+  [[nodiscard]] DetailedResult<void> add_gapless(std::shared_ptr<GaplessSequence> sequence,
+                                                 bool force = false);
   [[nodiscard]] DetailedResult<void> add_uuidv7(std::string name,
                                                 std::shared_ptr<UuidV7Generator> generator);
 
@@ -194,6 +196,12 @@ class TicketService {
                                                     const SequenceHandle& handle) const;
   /// Under mutex_: claims `name` for a DDL (kRetryLater when another one runs).
   [[nodiscard]] std::optional<Error> claim_ddl_locked(const std::string& name);
+  /// Whether --force-not-in-backup names `name` (audited when it does).
+  [[nodiscard]] bool floor_waived(const std::string& name) const;
+  /// Why a gapless sequence without stored state (`fresh`) may not be added now (a restore
+  /// floor, not forced), or nullopt.
+  [[nodiscard]] std::optional<Error> new_gapless_refused(const std::string& name, bool fresh,
+                                                         bool force) const;
 
   // Lets find() look names up by string_view, without building a std::string per request.
 
@@ -207,6 +215,10 @@ class TicketService {
   std::unordered_map<std::string, bool> ddl_in_flight_;
   // Last ceilings of dropped names (mirrors "tomb/" keys), so create() needs no read I/O.
   std::unordered_map<std::string, std::uint64_t> tombstones_;
+  // What a restore of this store could not see ("restore/floor"): a ticket sequence of a name
+  // with neither a record nor a tombstone is created above it, a new gapless one refused.
+  std::optional<RestoreFloor> restore_floor_;
+  std::vector<std::string> not_in_backup_;  // set before load(), then read only
   // Names with a stored definition ("def/"), so a drop deletes it.
   std::unordered_map<std::string, bool> defined_;
   // Snowflake definitions load() found, opened by open_stored_snowflakes().

@@ -9,9 +9,13 @@ increment 2, offsets 1 and 2, while client threads keep taking tickets from both
 came from and the times it was asked for and answered. Each step of the schedule picks one of:
 
 - reload (SIGHUP or POST /v1/admin/reload) of a config with a changed cache and max_rate, which
-  must apply, and sometimes a changed increment/offset too, which must be refused (the whole
-  reload, naming `ticketd restride`) unless a restride already set the grid, when the stored grid
-  is kept (README "Live reload", docs/restride.md "Config");
+  must apply when the rate is not raised; a higher max_rate must be refused (the whole reload,
+  naming `--force-rate-raise`: a restore bounds what was issued since a backup by the backup's
+  rate), and so must a changed increment/offset (naming `ticketd restride`) unless a restride
+  already set the grid, when the stored grid is kept (README "Live reload", docs/restride.md
+  "Config");
+- a restart with `--force-rate-raise` and a higher max_rate in the config, which applies; the
+  backups taken before it are no longer restored with `--skip-ahead auto` (docs/durability.md);
 - `ticketd restride` of the pair onto three servers (a third one started for it), or back onto
   two (the third one fenced at its ceiling and retired first, the floor above it);
 - a fence (`PATCH {"fence": F}`), or lifting it (`"0"`);
@@ -84,7 +88,7 @@ RESTRIDE_MARGIN = 100000
 # How often each action is picked. A restride is rarer: after the first one a changed grid in a
 # reload is kept, no longer refused, and older backups are no longer restored.
 ACTION_WEIGHTS = {"reload": 3, "fence": 2, "backup": 3, "restore": 3, "kill9": 2, "burst": 2,
-                  "restride": 1}
+                  "restride": 1, "rate_raise": 1}
 
 # {data_dir}, {mysql_port} and {http_port} are Ticketd's; the rest is filled in here.
 CONFIG = """data_dir: {{data_dir}}
@@ -447,14 +451,19 @@ class OperatorProperty(unittest.TestCase):
             self.assertIn(status, (200, 422), self.msg(f"{s.name}: reload: {status} {body}"))
             applied = status == 200
             line = json.dumps(body)
-        refused_expected = change_grid and ("fence" in before or not before.get("restrided"))
+        grid_refused = change_grid and ("fence" in before or not before.get("restrided"))
+        rate_refused = max_rate > before["max_rate"]
+        refused_expected = grid_refused or rate_refused
         after = self.info(s)
         self.assertEqual((after["increment"], after["offset"]), s.grid,
                          self.msg(f"{s.name}: a reload moved the grid: {line}"))
         if refused_expected:
-            self.assertFalse(applied, self.msg(f"{s.name}: a grid change was applied: {line}"))
+            self.assertFalse(applied, self.msg(f"{s.name}: a grid change or a rate raise was "
+                                               f"applied: {line}"))
             self.assertIn("sequences.Tickets64", line, self.msg(line))
-            self.assertIn("ticketd restride", line, self.msg(line))
+            # The grid is checked first: a refusal names the first reason.
+            self.assertIn("ticketd restride" if grid_refused else "--force-rate-raise", line,
+                          self.msg(line))
             self.assertIn("nothing changed", line, self.msg(line))
             self.assertEqual((after["cache"], after["max_rate"]),
                              (before["cache"], before["max_rate"]),
@@ -469,8 +478,27 @@ class OperatorProperty(unittest.TestCase):
             if change_grid:
                 self.assertIn("keeping the restrided grid", s.t.log_text(), self.msg(line))
         s.write_config()
-        return "reload (grid refused)" if refused_expected else (
-            "reload (grid kept)" if change_grid else "reload (applied)")
+        if refused_expected:
+            return "reload (grid refused)" if grid_refused else "reload (rate raise refused)"
+        return "reload (grid kept)" if change_grid else "reload (applied)"
+
+    def act_rate_raise(self, s):
+        """A higher max_rate applies only at a start with --force-rate-raise; the backups taken
+        before it bound the values issued since by the old rate, so they are not restored with
+        `--skip-ahead auto` any more (docs/durability.md)."""
+        higher = [r for r in MAX_RATES if r > s.max_rate]
+        old_rate, s.max_rate = s.max_rate, self.rng.choice(higher)
+        self.say(f"restart {s.name} with --force-rate-raise: max_rate {old_rate}->{s.max_rate}")
+        self.restart(s, "sigterm")
+        s.write_config()
+        s.t.extra_args = ["--force-rate-raise", SEQ]
+        s.start()
+        s.t.extra_args = []
+        after = self.info(s)
+        self.assertEqual(after["max_rate"], s.max_rate, self.msg(f"{s.name}: {after}"))
+        self.assertIn("max_rate raised by a forced config change", s.t.log_text(), self.msg(s.t.log_text()[-3000:]))
+        s.backups.clear()
+        return "rate raise (forced)"
 
     def act_restride(self):
         """Grows the pair to three servers, or shrinks three back to the pair."""
@@ -663,6 +691,8 @@ class OperatorProperty(unittest.TestCase):
                 weights = {a: w for a, w in weights.items() if a in ("kill9", "burst", "restride")}
             if not s.backups:
                 weights.pop("restore", None)
+            if s.max_rate == max(MAX_RATES):
+                weights.pop("rate_raise", None)
             action = self.rng.choices(list(weights), list(weights.values()))[0]
             if action == "restride":
                 result = self.act_restride()

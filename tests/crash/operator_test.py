@@ -8,13 +8,19 @@ Against the real binary:
   and by `ticketd verify`, which writes nothing;
 - a config that moves a stored sequence's increment/offset is refused at start, naming
   `ticketd restride`; --force-grid-change applies it, above every value issued, audited;
+- a config that raises a stored sequence's max_rate is refused at reload (nothing changes) and at
+  start, naming --force-rate-raise, which applies it, audited; a lower rate applies freely;
+- a name created after a backup, restored, starts above what it can have issued (ticket) or is
+  refused until named with --force-not-in-backup (gapless);
 - a data directory rolled back as a whole is refused with durability.external_mark.
 Every wait is a poll with a deadline.
 """
 import datetime
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -232,6 +238,75 @@ class Grid(Case):
         self.assertIn("--force-grid-change Nope", t.log_text())
 
 
+RATE_CONFIG = Ticketd.DEFAULT_CONFIG.replace(
+    "{{ name: Tickets32, kind: ticket, increment: 2, offset: 1, max_value: 4294967295 }}",
+    "{{ name: Tickets32, kind: ticket, increment: 2, offset: 1, max_value: 4294967295, "
+    "max_rate: RATE }}")
+RELOAD_LINE = re.compile(r"^\S+ (info  reload: applied .*|error reload: .*)$", re.M)
+
+
+class RateRaise(Case):
+    """`ticketd restore --skip-ahead auto` bounds what a sequence issued since the backup by the
+    max_rate the backup recorded; a config that raised it afterwards would let an auto restore
+    resume below values already issued (rate 2000 at the backup, 10^8 after: resumed at 441,251
+    below 400,000 issued). A raise is therefore an explicit, start-only choice."""
+
+    def rewrite(self, t, rate):
+        with open(t.config_path, "w") as f:
+            f.write(RATE_CONFIG.replace("RATE", str(rate)).format(
+                data_dir=t.data_dir, mysql_port=t.mysql_port, http_port=t.http_port))
+
+    def reload(self, t):
+        """SIGHUP; returns the reload's outcome line once it is logged."""
+        before = len(RELOAD_LINE.findall(t.log_text()))
+        t.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 30
+        while len(RELOAD_LINE.findall(t.log_text())) <= before:
+            self.assertLess(time.monotonic(), deadline, t.log_text())
+            time.sleep(0.02)
+        return RELOAD_LINE.findall(t.log_text())[before]
+
+    def test_a_raise_is_refused_unless_forced_at_start_and_a_lower_rate_applies(self):
+        t = self.server(config=RATE_CONFIG.replace("RATE", "2000"))
+        t.start()
+        data_dir = t.data_dir
+        issued = take(t.mysql_port, "Tickets32", 20)
+        self.rewrite(t, 100000000)
+        line = self.reload(t)
+        self.assertIn("error reload:", line)
+        self.assertIn("--force-rate-raise Tickets32", line)
+        self.assertIn("nothing changed", line)
+        self.assertEqual(http(t, "GET", "/v1/sequences/Tickets32")[1]["max_rate"], 2000)
+        self.rewrite(t, 1000)
+        self.assertIn("reload: applied", self.reload(t))
+        self.assertEqual(http(t, "GET", "/v1/sequences/Tickets32")[1]["max_rate"], 1000)
+        issued += take(t.mysql_port, "Tickets32", 20)
+        self.assertEqual(t.stop(), 0)
+
+        raised = self.server(config=RATE_CONFIG.replace("RATE", "100000000"), data_dir=data_dir)
+        log = self.refused_start(raised, ["--force-rate-raise Tickets32", "from 1000 to 100000000"])
+        self.assertNotIn("ticketd ready", log)
+        forced = self.server(config=RATE_CONFIG.replace("RATE", "100000000"), data_dir=data_dir,
+                             extra_args=["--force-rate-raise", "Tickets32"])
+        forced.start()
+        self.assertIn("max_rate raised by a forced config change from 1000 to 100000000",
+                      forced.log_text())
+        self.assertEqual(http(forced, "GET", "/v1/sequences/Tickets32")[1]["max_rate"], 100000000)
+        values = take(forced.mysql_port, "Tickets32", 20)
+        self.assertGreater(min(values), max(issued))
+        self.assertEqual(forced.stop(), 0)
+        # The stored rate is the raised one: the same config starts without the flag.
+        again = self.server(config=RATE_CONFIG.replace("RATE", "100000000"), data_dir=data_dir)
+        again.start()
+        self.assertGreater(take(again.mysql_port, "Tickets32")[0], max(values))
+
+    def test_force_rate_raise_for_a_name_the_config_lacks_is_a_usage_error(self):
+        t = self.server(extra_args=["--force-rate-raise", "Nope"])
+        t.start(wait=False)
+        self.assertEqual(t.proc.wait(timeout=30), 2, t.log_text())
+        self.assertIn("--force-rate-raise Nope", t.log_text())
+
+
 POOL_CONFIG = Ticketd.DEFAULT_CONFIG + """worker_pools:
   - {{ name: orders, size: 4, min_ttl_s: 1, max_ttl_s: 300, default_ttl_s: 60 }}
 """
@@ -292,7 +367,7 @@ class RestoreBound(Case):
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         back = self.server(data_dir=restored).start()
-        self.assertGreater(take(back.mysql_port, "Tickets64")[0], issued[0])
+        self.assertGreater(take(back.mysql_port, "Tickets64")[0], max(issued[:3]))
         for line in r.stdout.splitlines():
             if line.startswith("restore: Tickets64:"):
                 self.assertIn("auto: max_rate", line)
@@ -302,6 +377,47 @@ class RestoreBound(Case):
                               capture_output=True, text=True, timeout=60)
         self.addCleanup(shutil.rmtree, restored + "-peak", True)
         self.assertIn("not a bound", peak.stdout + peak.stderr)
+
+
+class NotInBackup(Case):
+    """A sequence created after the backup is not in it: restored, the config (or a client)
+    would create it again at its start and issue its values twice. The restore records the
+    time the backup did not see; a ticket sequence of such a name starts above what it can have
+    issued, a gapless one is refused until the operator names it."""
+
+    def test_a_name_created_after_the_backup_never_reissues(self):
+        base = Ticketd.DEFAULT_CONFIG + "backup: {{ dir: {data_dir}-backups }}\n"
+        later = base.replace("sequences:\n", "sequences:\n"
+                             "  - {{ name: Later, kind: ticket, cache: 10, max_rate: 1000 }}\n"
+                             "  - {{ name: Bills, kind: gapless }}\n")
+        t = self.server(config=base).start()
+        self.addCleanup(shutil.rmtree, t.data_dir + "-backups", True)
+        status, manifest = http(t, "POST", "/v1/admin/backup")
+        self.assertEqual(status, 200, manifest)
+        self.assertEqual(t.stop(), 0)
+        # After the backup: two new names, one of them issuing.
+        grown = self.server(config=later, data_dir=t.data_dir).start()
+        issued = take(grown.mysql_port, "Later", 30)
+        grown.kill9()
+        restored = t.data_dir + "-restored"
+        self.addCleanup(shutil.rmtree, restored, True)
+        # (Tickets32, 32-bit at the default max_rate, takes a number of its own.)
+        r = subprocess.run([BINARY, "restore", "--from", manifest["path"], "--data-dir",
+                            restored, "--skip-ahead", "Tickets32=1000"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("restore: (names not in the backup): ", r.stdout)
+        refused = self.server(config=later, data_dir=restored)
+        self.refused_start(refused, ["gapless sequence 'Bills' is not in the backup",
+                                     "--force-not-in-backup Bills"])
+        back = self.server(config=later, data_dir=restored,
+                           extra_args=["--force-not-in-backup", "Bills"]).start()
+        self.assertIn("created without the restore floor", back.log_text())
+        values = take(back.mysql_port, "Later", 5)
+        self.assertGreater(min(values), max(issued))
+        # It skipped max_rate x (the backup's age + 60 s margin + a (10 + 100000) / 1000 s
+        # window) values past its start.
+        self.assertGreater(min(values), 1000 * (60 + 100))
 
 
 class ExternalMark(Case):

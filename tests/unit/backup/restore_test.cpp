@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "server/core/gapless_sequence.h"
@@ -231,6 +233,54 @@ TEST(RestorePlan, ATombstoneIsRaisedSoAReCreatedNameStartsAboveIt) {
   ASSERT_TRUE(store.commit(p->mutations));
   // The default max_rate (a re-created name issues at most at it) x (61 s: margin and window).
   EXPECT_EQ(decode_tombstone(**store.get(tombstone_key("Gone"))), 300u + kDefaultMaxRate * 61u);
+}
+
+std::optional<RestoreFloor> floor_after(const RestorePlan& p) {
+  for (const auto& m : p.mutations) {
+    if (m.key == kRestoreFloorKey) return decode_restore_floor(*m.value);
+  }
+  return std::nullopt;
+}
+
+// A name the backup does not hold may have been created after it: the restore records the
+// span the backup cannot see (age + clock margin), summed with any earlier restore's, or the
+// stated values of an explicit skip; `--skip-ahead 0` (with --force) records nothing.
+TEST(RestorePlan, TheRestoreFloorAddsTheSpanTheBackupCannotSee) {
+  Fixture f;
+  auto p = f.plan(with_gapless(12));
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(floor_after(*p), (RestoreFloor{.span_ms = 60'000 + 60'000, .values = 0}));
+  bool stepped = false;
+  for (const auto& step : p->steps) stepped |= step.event == "restore_floor";
+  EXPECT_TRUE(stepped);
+
+  // A backup of a restored store carries its floor: the next restore adds to it.
+  std::vector<Mutation> earlier{
+      {std::string(kRestoreFloorKey), encode_restore_floor({.span_ms = 5000, .values = 7})}};
+  ASSERT_TRUE(f.store.commit(earlier));
+  auto again = f.plan(with_gapless(12));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(floor_after(*again), (RestoreFloor{.span_ms = 5000 + 120'000, .values = 7}));
+
+  RestoreOptions stated = with_gapless(12);
+  stated.skip = SkipAhead{SkipAhead::Mode::kValues, 100};
+  auto explicit_skip = f.plan(stated);
+  ASSERT_TRUE(explicit_skip);
+  EXPECT_EQ(floor_after(*explicit_skip), (RestoreFloor{.span_ms = 5000, .values = 107}));
+
+  stated.skip = SkipAhead{SkipAhead::Mode::kValues, 0};
+  auto none = f.plan(stated);
+  ASSERT_TRUE(none);
+  EXPECT_FALSE(floor_after(*none));
+}
+
+TEST(RestorePlan, AnUnreadableRestoreFloorIsRefused) {
+  Fixture f;
+  std::vector<Mutation> bad{{std::string(kRestoreFloorKey), "v=1 span_ms=x"}};
+  ASSERT_TRUE(f.store.commit(bad));
+  auto p = f.plan(with_gapless(12));
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("restore floor"), std::string::npos) << p.error().message;
 }
 
 }  // namespace

@@ -65,6 +65,32 @@ TEST(SequenceRecord, TombstoneRoundTrips) {
   EXPECT_FALSE(decode_tombstone("ceiling"));
 }
 
+TEST(SequenceRecord, RestoreFloorRoundTripsByteForByte) {
+  const RestoreFloor floor{.span_ms = 120000, .values = 7};
+  const auto text = encode_restore_floor(floor);
+  EXPECT_EQ(text, "v=1 span_ms=120000 values=7");
+  EXPECT_EQ(decode_restore_floor(text), floor);
+  for (const char* bad : {"", "v=1 span_ms=1", "v=1 values=1", "v=2 span_ms=1 values=1",
+                          "span_ms=1 values=1", "v=1 span_ms=-1 values=1"}) {
+    EXPECT_FALSE(decode_restore_floor(bad)) << bad;
+  }
+}
+
+// What a name the backup did not hold can have issued: its max_rate over the span plus one
+// rate window (as restore's auto skip counts), plus the stated values; saturating.
+TEST(SequenceRecord, RestoreFloorSkipIsTheRateOverTheSpanAndWindow) {
+  // 1000/s, cache 1000: a window of (1000 + 100000) / 1000 = 101 s; 120 s + 101 s = 221,000.
+  const SequenceSpec spec{.cache = 1000, .max_rate = 1000};
+  EXPECT_EQ(restore_floor_skip({.span_ms = 120000, .values = 0}, spec), 221000u);
+  EXPECT_EQ(restore_floor_skip({.span_ms = 120000, .values = 5}, spec), 221005u);
+  // The default rate and a small cache: a one-second window.
+  EXPECT_EQ(restore_floor_skip({.span_ms = 1000, .values = 0}, SequenceSpec{.cache = 10}),
+            2 * kDefaultMaxRate);
+  EXPECT_EQ(restore_floor_skip({.span_ms = UINT64_MAX, .values = UINT64_MAX},
+                               SequenceSpec{.max_rate = kMaxMaxRate}),
+            UINT64_MAX);
+}
+
 TEST(SequenceSpec, ValidateNamesTheProblem) {
   EXPECT_EQ(validate(SequenceSpec{.name = "a"}), "");
   EXPECT_NE(validate(SequenceSpec{.name = "a", .increment = 2, .offset = 3}).find("offset"),

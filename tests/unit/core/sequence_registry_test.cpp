@@ -93,6 +93,67 @@ TEST(SequenceRegistry, AGaplessSequenceIsStoredBeforeItIssuesANumber) {
   EXPECT_TRUE(verify_gapless_records(*store.scan(kGaplessPrefix)).empty());
 }
 
+// A store made by `ticketd restore` holds a restore floor: a name with neither a record nor a
+// tombstone may have been created after the backup and issued values the store cannot see.
+void write_restore_floor(CounterStore& store, RestoreFloor floor) {
+  std::vector<Mutation> m{{std::string(kRestoreFloorKey), encode_restore_floor(floor)}};
+  ASSERT_TRUE(store.commit(m));
+}
+
+TEST(SequenceRegistry, InARestoredStoreANewTicketNameStartsAboveWhatItCanHaveIssued) {
+  MemoryCounterStore store;
+  testing::FakeClock clock;
+  write_restore_floor(store, {.span_ms = 120000, .values = 0});
+  Registry r(store, clock);
+  // 1000/s and cache 1000 (a 101 s window): 221,000 values, on increment 2.
+  ASSERT_TRUE(r.create(SequenceDefinition{
+      SequenceSpec{.name = "T", .increment = 2, .offset = 1, .cache = 1000, .max_rate = 1000},
+      {}}));
+  const auto v = r.next("T");
+  EXPECT_GT(v, 442000u);
+  EXPECT_EQ(v % 2, 1u);
+  // A 32-bit sequence at the default rate cannot hold that skip: refused, naming the flag.
+  const SequenceDefinition small{SequenceSpec{.name = "S", .max_value = 4294967295u}, {}};
+  auto refused = r.create(small);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, TicketErrc::kInvalidArgument);
+  EXPECT_NE(refused.error().message.find("--force-not-in-backup S"), std::string::npos)
+      << refused.error().message;
+  // The operator says it never existed after the backup: it starts at its own start.
+  r.service.accept_not_in_backup({"S"});
+  ASSERT_TRUE(r.create(small));
+  EXPECT_EQ(r.next("S"), 1u);
+}
+
+TEST(SequenceRegistry, InARestoredStoreANewGaplessNameIsRefusedUnlessNamed) {
+  MemoryCounterStore store;
+  testing::FakeClock clock;
+  {
+    Registry before(store, clock);  // stored before the restore: continues as it is
+    ASSERT_TRUE(before.create(SequenceKind::kGapless, "Old"));
+  }
+  write_restore_floor(store, {.span_ms = 1000, .values = 0});
+  Registry r(store, clock);
+  EXPECT_EQ(r.service.kind_of("Old"), SequenceKind::kGapless);
+  auto refused = r.create(SequenceKind::kGapless, "G");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("--force-not-in-backup G"), std::string::npos)
+      << refused.error().message;
+  auto configured = [&] {
+    auto g = GaplessSequence::open(SequenceSpec{.name = "Conf", .kind = SequenceKind::kGapless}, {},
+                                   store, r.committer, clock);
+    EXPECT_TRUE(g);
+    return *g;
+  };
+  auto conf = r.service.add_gapless(configured());
+  ASSERT_FALSE(conf);
+  EXPECT_NE(conf.error().message.find("--force-not-in-backup Conf"), std::string::npos);
+  EXPECT_FALSE(store.get("gapless/Conf/f")->has_value());  // nothing written
+  r.service.accept_not_in_backup({"G", "Conf"});
+  EXPECT_TRUE(r.create(SequenceKind::kGapless, "G"));
+  EXPECT_TRUE(r.service.add_gapless(configured()));
+}
+
 TEST(SequenceRegistry, DescribingAGaplessSequenceCountsItsPendingReservations) {
   MemoryCounterStore store;
   testing::FakeClock clock;

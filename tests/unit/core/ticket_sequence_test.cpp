@@ -475,10 +475,9 @@ TEST(TicketSequence, AGridChangeInFlightRefusesAnother) {
 }
 
 DetailedResult<ConfigOutcome> configure_and_wait(TicketSequence& s, const SequenceSpec& spec,
-                                                 bool force_grid = false) {
+                                                 ConfigForce force = {}) {
   std::promise<DetailedResult<ConfigOutcome>> p;
-  s.apply_config(spec, force_grid,
-                 [&p](DetailedResult<ConfigOutcome> r) { p.set_value(std::move(r)); });
+  s.apply_config(spec, force, [&p](DetailedResult<ConfigOutcome> r) { p.set_value(std::move(r)); });
   return p.get_future().get();
 }
 
@@ -486,12 +485,43 @@ TEST(TicketSequenceConfig, AForcedGridChangeAppliesAboveEveryCeiling) {
   Fixture f;
   auto s = f.make(SequenceSpec{.cache = 10}, 0);
   EXPECT_EQ(take1(*s), 1u);  // ceiling now 10
-  auto r = configure_and_wait(*s, SequenceSpec{.increment = 2, .offset = 2, .cache = 10}, true);
+  auto r = configure_and_wait(*s, SequenceSpec{.increment = 2, .offset = 2, .cache = 10},
+                              ConfigForce{.grid = true});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->grid_forced);
   auto v = take1(*s);
   EXPECT_EQ(v % 2, 0u);
   EXPECT_GT(v, 10u);
+}
+
+// The hole left open in issue 27: a restore bounds what was issued since a backup by the
+// max_rate the backup recorded, so a config may lower the rate but raise it only when the
+// operator says so (and is told that older backups need an explicit skip).
+TEST(TicketSequenceConfig, AHigherMaxRateNeedsForceALowerOneApplies) {
+  Fixture f;
+  auto s = f.make(SequenceSpec{.cache = 10, .max_rate = 2000}, 0);
+  EXPECT_EQ(take1(*s), 1u);
+  const SequenceSpec raised{.cache = 10, .max_rate = 100000000};
+  EXPECT_TRUE(s->check_config(raised));
+  auto refused = configure_and_wait(*s, raised);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, make_error_code(TicketErrc::kInvalidArgument));
+  EXPECT_NE(refused.error().message.find("--force-rate-raise"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(s->info().spec.max_rate, 2000u);
+  ASSERT_TRUE(stored(f.store, "s"));
+  EXPECT_EQ(stored(f.store, "s")->spec.max_rate, 2000u);
+
+  auto lowered = configure_and_wait(*s, SequenceSpec{.cache = 10, .max_rate = 1000});
+  ASSERT_TRUE(lowered) << lowered.error().message;
+  EXPECT_FALSE(lowered->rate_raised);
+  EXPECT_EQ(stored(f.store, "s")->spec.max_rate, 1000u);
+
+  auto forced = configure_and_wait(*s, raised, ConfigForce{.rate_raise = true});
+  ASSERT_TRUE(forced) << forced.error().message;
+  EXPECT_TRUE(forced->rate_raised);
+  EXPECT_EQ(stored(f.store, "s")->spec.max_rate, 100000000u);
+  EXPECT_EQ(take1(*s), 2u);
 }
 
 TEST(TicketSequenceConfig, AConfigNeverMovesTheGridWithoutForce) {
@@ -511,7 +541,8 @@ TEST(TicketSequenceConfig, AFencedGridIsNotMovedEvenByForce) {
   auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
   EXPECT_EQ(take1(*s), 1u);  // ceiling 19
   ASSERT_TRUE(fence_and_wait(*s, 100));
-  auto r = configure_and_wait(*s, SequenceSpec{.increment = 3, .offset = 1, .cache = 10}, true);
+  auto r = configure_and_wait(*s, SequenceSpec{.increment = 3, .offset = 1, .cache = 10},
+                              ConfigForce{.grid = true});
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("fenced at 100"), std::string::npos) << r.error().message;
   EXPECT_EQ(s->info().spec.increment, 2u);
@@ -556,7 +587,7 @@ TEST(TicketSequenceConfig, ARestrideDuringAConfigChangeIsRefused) {
   EXPECT_EQ(take1(*s), 1u);
   f.store.hold();
   std::promise<DetailedResult<ConfigOutcome>> configured;
-  s->apply_config(SequenceSpec{.start = 1001, .increment = 2, .offset = 1, .cache = 10}, false,
+  s->apply_config(SequenceSpec{.start = 1001, .increment = 2, .offset = 1, .cache = 10}, {},
                   [&](DetailedResult<ConfigOutcome> r) { configured.set_value(std::move(r)); });
   f.store.wait_entered(2);
   EXPECT_FALSE(s->try_take(1));  // nothing is issued before the change is durable
@@ -579,7 +610,7 @@ TEST(TicketSequenceConfig, AChangeIsAnsweredOnlyOnceItsOwnWriteIsDurable) {
   for (int i = 2; i <= 6; ++i) EXPECT_EQ(take1(*s), static_cast<std::uint64_t>(i));
   f.store.wait_entered(2);  // a prefetch to 20 is in flight, held
   std::promise<std::uint64_t> stored_cache;
-  s->apply_config(SequenceSpec{.cache = 30}, false, [&](DetailedResult<ConfigOutcome> r) {
+  s->apply_config(SequenceSpec{.cache = 30}, {}, [&](DetailedResult<ConfigOutcome> r) {
     EXPECT_TRUE(r);
     auto rec = stored(f.store, "s");
     stored_cache.set_value(rec ? rec->spec.cache : 0);
@@ -595,7 +626,8 @@ TEST(TicketSequenceConfig, AFailedChangeLeavesTheOldSettingsAndCache) {
   auto s = f.make(SequenceSpec{.increment = 2, .offset = 1, .cache = 10}, 0);
   EXPECT_EQ(take1(*s), 1u);  // ceiling 19
   f.store.fail_next(1);
-  auto r = configure_and_wait(*s, SequenceSpec{.increment = 2, .offset = 2, .cache = 10}, true);
+  auto r = configure_and_wait(*s, SequenceSpec{.increment = 2, .offset = 2, .cache = 10},
+                              ConfigForce{.grid = true});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, make_error_code(TicketErrc::kStorageFailed));
   EXPECT_EQ(s->info().spec.offset, 1u);

@@ -219,7 +219,8 @@ TEST(TicketService, AForcedGridChangeIsPersistedAboveEveryCeilingAndAudited) {
     ASSERT_TRUE(e.service.ensure_configured(SequenceSpec{.name = "t", .cache = 10}));
     e.next("t");  // ceiling 10
     ASSERT_TRUE(e.service.ensure_configured(
-        SequenceSpec{.name = "t", .increment = 2, .offset = 2, .cache = 10}, ConfigGrid::kForce));
+        SequenceSpec{.name = "t", .increment = 2, .offset = 2, .cache = 10},
+        ConfigForce{.grid = true}));
     const auto v = e.next("t");
     EXPECT_EQ(v % 2, 0u);
     EXPECT_GT(v, 10u);
