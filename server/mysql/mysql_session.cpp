@@ -14,6 +14,7 @@
 #include "server/mysql/protocol/framing.h"
 #include "server/mysql/protocol/generic_packets.h"
 #include "server/mysql/protocol/packet_writer.h"
+#include "server/net/peer_probe.h"
 #include "server/net/pending_result.h"
 #include "server/net/timed_socket.h"
 #include "server/net/tls_context.h"
@@ -215,6 +216,8 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
       }
     };
   }
+  // A run of many statements that yields looks at the socket: a client that left stops it.
+  hooks.peer_gone = [fd = stream->lowest_layer().native_handle()] { return net::peer_closed(fd); };
   // The users as of this connection's start: a reload applies to the next connections.
   const std::shared_ptr<const LoginPolicy> login = deps.login.get();
   ServerConnection conn(deps.executor, *login, deps.next_connection_id.fetch_add(1), host,

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "server/base/log.h"
 #include "server/mysql/error_mapping.h"
 #include "server/mysql/protocol/binary_value.h"
 #include "server/mysql/protocol/commands.h"
@@ -649,6 +650,7 @@ void ServerConnection::run_queries() {
       // query of a thousand is not): the rest runs as a new step, after what else waits on
       // this I/O thread.
       post_([this] {
+        if (hooks_.peer_gone && hooks_.peer_gone()) return abandon_queries();
         run_.slice_start = std::chrono::steady_clock::now();
         run_queries();
       });
@@ -693,6 +695,18 @@ void ServerConnection::finish_queries() {
   shrink_after_run();
   Done done = std::move(run_.done);
   done(answer(std::move(run_.out)));
+}
+
+void ServerConnection::abandon_queries() {
+  log::info("mysql connection " + std::to_string(session_.connection_id) + " from " +
+                session_.host + " closed by the client during a query: " +
+                std::to_string(run_.statements.size() - run_.index) + " of its " +
+                std::to_string(run_.statements.size()) + " statements not run",
+            {{"client", session_.host}});
+  run_.out.clear();
+  shrink_after_run();
+  Done done = std::move(run_.done);
+  done(Output{.close = true});
 }
 
 void ServerConnection::release_long_data(PreparedStatement& ps) {

@@ -33,6 +33,9 @@ struct ConnectionHooks {
   /// Asked before each check of a credential: false refuses the login at once, unchecked
   /// (ERR 3955; the auth throttle's bound on parallel guesses).
   std::function<bool(std::string_view user)> admit_login;
+  /// Asked each time a multi-statement run yields its I/O thread: true when the client has
+  /// closed its end. The rest of the run is dropped, unrun, and the connection closes.
+  std::function<bool()> peer_gone;
 };
 
 /// Runs the connection phase (greeting, optional SslRequest and TLS, HandshakeResponse41, an
@@ -157,6 +160,8 @@ class ServerConnection {
   [[nodiscard]] Output answer(std::string bytes);
   // Sends the run's output: the last thing done with the run (see QueryRun::phase).
   void finish_queries();
+  // The client left during a run: drops the statements not yet run and closes.
+  void abandon_queries();
   // Executes `what` (statement text or a Statement) between the handoff's begin() and end():
   // `then` runs on the session's strand, inline or later.
   template <class What>

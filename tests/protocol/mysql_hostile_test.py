@@ -4,6 +4,7 @@ deep nesting, variable references, growing session variables, memory budgets mea
 daemon's RSS, half-sent packets, long names in errors, SETVAL at max_value. Each attack is sent at
 the size that broke the daemon, and the daemon must answer an error and keep serving."""
 import os
+import re
 import socket
 import struct
 import sys
@@ -338,6 +339,30 @@ class Hostile(unittest.TestCase):
                 self.assertEqual(len(cur.fetchone()), 4096)
             self.assert_serving(c)
         print(f"14 MiB select list refused in {elapsed:.2f} s")
+
+    def test_a_query_is_dropped_when_its_client_leaves(self):
+        """Work went on after the attacker left (issue 27.11): a run of statements that yields
+        its I/O thread (every 2 ms) looks at the socket, and a client gone stops the rest. A
+        query of 1,000 select lists of 500 items (whose answer fits the connection's budget) is
+        sent and the socket closed at once, without COM_QUIT; the server says how many
+        statements it did not run."""
+        c = self.connect()
+        sql = ("SELECT 1" + ",1" * 499 + ";") * 1000
+        payload = b"\x03" + sql.encode()
+        self.assertLess(len(payload), 0xFFFFFF)
+        c._sock.sendall(struct.pack("<I", len(payload))[:3] + b"\x00" + payload)
+        c._sock.shutdown(socket.SHUT_RDWR)  # closes now (PyMySQL's reader holds the socket)
+        c._sock.close()
+        line = re.compile(r"closed by the client during a query: (\d+) of its 1000 statements "
+                          r"not run")
+        deadline = time.monotonic() + 60
+        while not line.search(self.t.log_text()):
+            self.assertLess(time.monotonic(), deadline, self.t.log_text()[-2000:])
+            time.sleep(0.05)
+        not_run = int(line.search(self.t.log_text()).group(1))
+        self.assertGreater(not_run, 0)
+        self.assert_serving()
+        print(f"client gone: {not_run} of 1000 statements not run")
 
     def test_memory_held_between_packets_goes_back_and_in_progress_counts(self):
         """An idle connection kept 32 MiB after one 15 MiB packet; 60 clients half-way through
