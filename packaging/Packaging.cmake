@@ -14,7 +14,9 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 configure_file(${pkg_src}/ticketd.1 ${pkg_out}/ticketd.1 @ONLY)
 configure_file(${pkg_src}/changelog.in ${pkg_out}/changelog @ONLY)
 configure_file(${PROJECT_SOURCE_DIR}/README.md ${pkg_out}/README.md COPYONLY)
-set(pkg_docs ${pkg_out}/ticketd.1 ${pkg_out}/changelog ${pkg_out}/README.md)
+configure_file(${PROJECT_SOURCE_DIR}/docs/operations.md ${pkg_out}/operations.md COPYONLY)
+set(pkg_docs ${pkg_out}/ticketd.1 ${pkg_out}/changelog ${pkg_out}/README.md
+             ${pkg_out}/operations.md)
 list(TRANSFORM pkg_docs APPEND .gz OUTPUT_VARIABLE pkg_docs_gz)
 add_custom_command(OUTPUT ${pkg_docs_gz} COMMAND gzip -9nkf ${pkg_docs} DEPENDS ${pkg_docs}
                    VERBATIM)
@@ -37,6 +39,7 @@ install(FILES ${pkg_src}/ticketd.service DESTINATION /lib/systemd/system
 install(FILES ${pkg_out}/ticketd.1.gz DESTINATION share/man/man1
         PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 install(FILES ${pkg_src}/copyright ${pkg_out}/changelog.gz ${pkg_out}/README.md.gz
+              ${pkg_out}/operations.md.gz
         DESTINATION share/doc/ticketd PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 
 set(CPACK_GENERATOR DEB)

@@ -44,7 +44,7 @@ constexpr const char* kUsage =
     "       ticketd restride --sequence NAME --servers HOST:PORT,...  (restride --help)\n"
     "       ticketd --help | --version\n"
     "\n"
-    "  --config FILE            YAML configuration (see README.md for every key)\n"
+    "  --config FILE            YAML configuration (see docs/operations.md for every key)\n"
     "  --data-dir DIR           overrides data_dir\n"
     "  --mysql-listen HOST:PORT overrides mysql.listen\n"
     "  --http-listen HOST:PORT  overrides http.listen\n"

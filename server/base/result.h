@@ -12,7 +12,8 @@
 namespace ticketd {
 
 /// Expected failures are values. A Result<T> holds either a T or an error_code from one of the
-/// project's error enums (ProtocolErrc, StorageErrc, TicketErrc, ConfigErrc).
+/// project's error enums (TicketErrc, StorageErrc, ProtocolErrc, HttpErrc, EtcdErrc, ...: each
+/// one's category comes from server/base/error_category.h).
 template <class T>
 using Result = boost::system::result<T, boost::system::error_code>;
 

@@ -455,6 +455,11 @@ void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
   }
   target = std::min<u128>(target, limit_locked());
   target = std::max<u128>(target, highest_target_);
+  // The allowance is charged what the ceiling actually grows: a take served below a ceiling
+  // already written (a block lease while the cache still holds it) costs nothing, however far
+  // ahead the write would have reached (at most `spent`, which the budget bounded).
+  const u128 grown = (target - highest_target_ + spec_.increment - 1) / spec_.increment;
+  spent = static_cast<std::uint64_t>(std::min<u128>(spent, grown));
   rollback_tat_us_ = rate_tat_us_;
   if (spent != 0) {
     const u128 cost = (u128{spent} * 1000000 + spec_.max_rate - 1) / spec_.max_rate;

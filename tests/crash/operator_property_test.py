@@ -12,8 +12,8 @@ came from and the times it was asked for and answered. Each step of the schedule
   must apply when the rate is not raised; a higher max_rate must be refused (the whole reload,
   naming `--force-rate-raise`: a restore bounds what was issued since a backup by the backup's
   rate), and so must a changed increment/offset (naming `ticketd restride`) unless a restride
-  already set the grid, when the stored grid is kept (README "Live reload", docs/restride.md
-  "Config");
+  already set the grid, when the stored grid is kept (docs/operations.md "Live reload",
+  docs/restride.md "Config");
 - a restart with `--force-rate-raise` and a higher max_rate in the config, which applies; the
   backups taken before it are no longer restored with `--skip-ahead auto` (docs/durability.md);
 - `ticketd restride` of the pair onto three servers (a third one started for it), or back onto
@@ -550,8 +550,8 @@ class OperatorProperty(unittest.TestCase):
             # The operator updates the config to the new grid (docs/restride.md "Config").
             s.write_config()
             # A backup holds the old grid and a ceiling below the floor, a forward move no
-            # restore can see (README "Restoring": skip past a restride floor by name): the
-            # schedule restores only backups taken after the last restride.
+            # restore can see (docs/operations.md "Restoring": skip past a restride floor by
+            # name): the schedule restores only backups taken after the last restride.
             s.backups.clear()
         self.epochs.append((floor, grids))
         if n == 3:
@@ -631,8 +631,8 @@ class OperatorProperty(unittest.TestCase):
         s.fence = fence
         if fence is not None:
             self.open_fence_window(s, fence, time.monotonic())
-        # The restore's skip is a forward move that the older backups cannot see (README
-        # "Restoring"): only backups taken from now on are restored later.
+        # The restore's skip is a forward move that the older backups cannot see
+        # (docs/operations.md "Restoring"): only backups taken from now on are restored later.
         s.backups.clear()
         return f"restore (after {how})"
 

@@ -40,7 +40,7 @@ BAD_NAMES = ["two words", " lead", "trail ", ".", "..", "a\tb", "a\nb", "a\x7fb"
 
 
 class SequenceNames(unittest.TestCase):
-    """README: 1-64 characters, no '/', backquote or spaces; '.' and '..' and control
+    """docs/operations.md: 1-64 characters, no '/', backquote or spaces; '.' and '..' and control
     characters are refused too, by the same rule for config, HTTP and SQL."""
 
     @classmethod

@@ -1,8 +1,8 @@
 """Worker-ID pools and UUIDv7 sequences end to end, against a real ticketd over loopback.
 
 - concurrent holders on one pool get distinct worker IDs, lowest first, until the pool is full;
-- keepalive, release and expiry as the README describes (409 once a lease has ended, the next
-  holder's not_before_ms at or above the previous holder's mark and end of lease);
+- keepalive, release and expiry as docs/operations.md describes (409 once a lease has ended,
+  the next holder's not_before_ms at or above the previous holder's mark and end of lease);
 - holders keep their leases alive while ticketd is restarted under them (SIGTERM once, kill -9
   once): every lease survives with its worker ID, and no ID is ever held twice;
 - a uuidv7 sequence answers 1,000,000 canonical, strictly increasing UUIDs over HTTP, and MySQL's
