@@ -65,7 +65,9 @@ struct MySqlConfig {
   std::chrono::seconds wait_timeout{28800};
   std::uint32_t max_allowed_packet = 16 * 1024 * 1024;
   std::uint32_t max_prepared_stmt_count = 16382;
-  std::chrono::seconds net_read_timeout{30};  // limit for the rest of a packet once it has begun
+  std::chrono::seconds net_read_timeout{30};   // limit for the rest of a packet once it has begun
+  std::chrono::seconds net_write_timeout{60};  // limit for each write of an answer
+  std::chrono::seconds connect_timeout{10};    // limit for the whole login exchange
   std::uint64_t connection_memory_limit = 64ULL * 1024 * 1024;
   std::uint64_t global_connection_memory_limit = 1024ULL * 1024 * 1024;
   friend bool operator==(const MySqlConfig&, const MySqlConfig&) = default;

@@ -309,11 +309,12 @@ class Loader {
 
   void load_mysql(const YAML::Node& node, MySqlConfig& m) {
     const std::string p = "mysql";
-    if (!expect_map(node, p,
-                    {"listen", "database", "users", "default_auth_plugin", "tls",
-                     "require_secure_transport", "max_connections", "wait_timeout",
-                     "max_allowed_packet", "max_prepared_stmt_count", "net_read_timeout",
-                     "connection_memory_limit", "global_connection_memory_limit"})) {
+    if (!expect_map(
+            node, p,
+            {"listen", "database", "users", "default_auth_plugin", "tls",
+             "require_secure_transport", "max_connections", "wait_timeout", "max_allowed_packet",
+             "max_prepared_stmt_count", "net_read_timeout", "net_write_timeout", "connect_timeout",
+             "connection_memory_limit", "global_connection_memory_limit"})) {
       return;
     }
     get_listen(node, p, m.listen);
@@ -324,6 +325,8 @@ class Loader {
     get_small_uint(node, p, "max_allowed_packet", m.max_allowed_packet, 1024, 1073741824);
     get_small_uint(node, p, "max_prepared_stmt_count", m.max_prepared_stmt_count, 0, 1048576);
     get_duration(node, p, "net_read_timeout", m.net_read_timeout, 1, 31536000);
+    get_duration(node, p, "net_write_timeout", m.net_write_timeout, 1, 31536000);
+    get_duration(node, p, "connect_timeout", m.connect_timeout, 1, 31536000);
     get_uint(node, p, "connection_memory_limit", m.connection_memory_limit, 1024,
              std::uint64_t{1} << 40);
     get_uint(node, p, "global_connection_memory_limit", m.global_connection_memory_limit, 1024,

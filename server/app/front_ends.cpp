@@ -29,6 +29,8 @@ mysql::ServerSettings mysql_settings(const config::Config& c) {
   s.max_allowed_packet = c.mysql.max_allowed_packet;
   s.wait_timeout_s = static_cast<std::uint32_t>(c.mysql.wait_timeout.count());
   s.net_read_timeout_s = static_cast<std::uint32_t>(c.mysql.net_read_timeout.count());
+  s.net_write_timeout_s = static_cast<std::uint32_t>(c.mysql.net_write_timeout.count());
+  s.connect_timeout_s = static_cast<std::uint32_t>(c.mysql.connect_timeout.count());
   s.max_connections = c.mysql.max_connections;
   s.max_prepared_stmt_count = c.mysql.max_prepared_stmt_count;
   s.connection_memory_limit = c.mysql.connection_memory_limit;
@@ -147,6 +149,8 @@ FrontEnds::FrontEnds(const config::Config& config, Engine& engine, const TlsCont
   mysql_deps.auth_throttle = &auth_throttle;
   mysql_deps.wait_timeout = config.mysql.wait_timeout;
   mysql_deps.net_read_timeout = config.mysql.net_read_timeout;
+  mysql_deps.net_write_timeout = config.mysql.net_write_timeout;
+  mysql_deps.connect_timeout = config.mysql.connect_timeout;
   http_deps.workers = &engine.workers();
   metrics.watch(&engine.workers(), engine.ha() ? gate.get() : nullptr);
   http_deps.auth_throttle = &auth_throttle;

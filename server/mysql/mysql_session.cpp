@@ -76,7 +76,7 @@ struct Session {
           if (deps.sessions.stopping()) co_return LoopEnd::kClose;
         }
         if (!out.bytes.empty()) {
-          tcp.expires_after(std::chrono::seconds(60));
+          tcp.expires_after(deps.net_write_timeout);
           auto [e, n] = co_await asio::async_write(io, asio::buffer(out.bytes), use_nothrow);
           if (e) co_return LoopEnd::kClose;
         }

@@ -31,7 +31,8 @@ struct MySqlDeps {
   // Limit for each read once a packet has begun (net_read_timeout): a half-sent packet of up to
   // max_allowed_packet is not held for wait_timeout.
   std::chrono::seconds net_read_timeout{30};
-  std::chrono::seconds connect_timeout{10};  // limit for the whole login exchange
+  std::chrono::seconds connect_timeout{10};    // limit for the whole login exchange
+  std::chrono::seconds net_write_timeout{60};  // limit for each write of an answer
   /// Failed logins per client address (shared with HTTP); null: no throttling or logging.
   AuthThrottle* auth_throttle = nullptr;
   /// Every refused login is one audit event (user and peer address; never the token).

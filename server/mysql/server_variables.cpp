@@ -35,7 +35,6 @@ constexpr Fixed kFixed[] = {
     {"license", "GPL", false},
     {"lower_case_table_names", "0", true},
     {"net_buffer_length", "16384", true},
-    {"net_write_timeout", "60", true},
     {"performance_schema", "0", true},
     {"port", "3306", true},
     {"protocol_version", "10", true},
@@ -73,6 +72,8 @@ std::optional<VariableValue> server_value(const ServerSettings& s, const Session
   if (key == "max_allowed_packet") return num(s.max_allowed_packet);
   if (key == "wait_timeout") return num(s.wait_timeout_s);
   if (key == "net_read_timeout") return num(s.net_read_timeout_s);
+  if (key == "net_write_timeout") return num(s.net_write_timeout_s);
+  if (key == "connect_timeout") return num(s.connect_timeout_s);
   if (key == "max_connections") return num(s.max_connections);
   if (key == "max_prepared_stmt_count") return num(s.max_prepared_stmt_count);
   if (key == "connection_memory_limit") return num(s.connection_memory_limit);
@@ -142,9 +143,10 @@ std::vector<std::pair<std::string, std::string>> all_variables(const ServerSetti
   for (const auto& f : kFixed) t[f.name] = server_value(settings, session, f.name, global)->value;
   for (const char* k :
        {"auto_increment_increment", "auto_increment_offset", "max_allowed_packet",
-        "net_read_timeout", "max_connections", "max_prepared_stmt_count", "connection_memory_limit",
-        "global_connection_memory_limit", "version", "version_comment", "autocommit", "have_ssl",
-        "have_openssl", "require_secure_transport", "default_authentication_plugin"}) {
+        "net_read_timeout", "net_write_timeout", "connect_timeout", "max_connections",
+        "max_prepared_stmt_count", "connection_memory_limit", "global_connection_memory_limit",
+        "version", "version_comment", "autocommit", "have_ssl", "have_openssl",
+        "require_secure_transport", "default_authentication_plugin"}) {
     t[k] = server_value(settings, session, k, global)->value;
   }
   if (!global) {

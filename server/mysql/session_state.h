@@ -31,6 +31,8 @@ struct ServerSettings {
   std::uint32_t max_allowed_packet = 16 * 1024 * 1024;
   std::uint32_t wait_timeout_s = 28800;
   std::uint32_t net_read_timeout_s = 30;
+  std::uint32_t net_write_timeout_s = 60;
+  std::uint32_t connect_timeout_s = 10;
   std::uint32_t max_connections = 10000;
   std::uint32_t max_prepared_stmt_count = 16382;
   // Largest SELECT NEXT n VALUES / multi-row insert: the one limit of IDs per call.

@@ -10,6 +10,7 @@ import struct
 import sys
 import time
 import unittest
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
@@ -37,6 +38,8 @@ mysql:
   users:
     - {{ name: app, password: s3cret-app }}
   net_read_timeout: 1
+  net_write_timeout: 2
+  connect_timeout: 5
   connection_memory_limit: 33554432
   global_connection_memory_limit: 67108864
 http:
@@ -416,6 +419,47 @@ class Hostile(unittest.TestCase):
         self.assertEqual(answers[:4], ["waiting"] * 4, answers)
         self.assertIn(answers[4], (4081, "closed"), answers)
         self.assertLess(held, 100 * MIB)
+        self.assert_serving()
+
+    def open_mysql_connections(self):
+        """ticketd_open_connections{frontend="mysql"} from GET /metrics."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.t.http_port}/metrics",
+                                    timeout=10) as r:
+            text = r.read().decode()
+        m = re.search(r'^ticketd_open_connections\{frontend="mysql"\} (\S+)$', text, re.M)
+        return float(m.group(1)) if m else 0.0
+
+    def wait_mysql_connections(self, at_most, deadline_s):
+        deadline = time.monotonic() + deadline_s
+        while self.open_mysql_connections() > at_most:
+            self.assertLess(time.monotonic(), deadline, "the connection was not closed")
+            time.sleep(0.05)
+        return time.monotonic() - (deadline - deadline_s)
+
+    def test_write_and_login_deadlines_are_settings(self):
+        """mysqld's net_write_timeout and connect_timeout were constants (60 s, 10 s); they are
+        mysql.net_write_timeout and mysql.connect_timeout (2 s and 5 s here), shown as variables.
+        A client that stops reading its answers, and one that never finishes its login, are
+        closed after them."""
+        with self.connect() as c, c.cursor() as cur:
+            cur.execute("SELECT @@net_write_timeout, @@connect_timeout")
+            self.assertEqual(cur.fetchone(), (2, 5))
+        self.wait_mysql_connections(0, 30)
+        # 300 answers of 4,095 column definitions (about 120 KiB each), pipelined and never
+        # read: the socket buffers fill, the write stalls, and net_write_timeout closes it.
+        c = self.connect()
+        query = b"\x03SELECT 1" + b",1" * 4094
+        c._sock.sendall((struct.pack("<I", len(query))[:3] + b"\x00" + query) * 300)
+        took = self.wait_mysql_connections(0, 60)
+        c._sock.close()
+        self.assertGreaterEqual(took, 2.0)
+        # A login that stops after the greeting.
+        raw = socket.create_connection(("127.0.0.1", self.t.mysql_port))
+        raw.recv(4096)  # the greeting, then nothing
+        self.assertEqual(self.open_mysql_connections(), 1)
+        took = self.wait_mysql_connections(0, 60)
+        self.assertGreaterEqual(took, 5.0 - 0.5)  # the greeting was sent before the clock began
+        raw.close()
         self.assert_serving()
 
     def test_a_half_sent_packet_is_dropped_after_net_read_timeout(self):

@@ -96,6 +96,20 @@ TEST(ConfigLoader, ErrorsNameTheKeyAndTheLine) {
   expect_error("data_dir: [unclosed\n", {"YAML syntax error"});
 }
 
+// mysqld's net_write_timeout (60 s) and connect_timeout (10 s) were constants of the session.
+TEST(ConfigLoader, MySqlWriteAndConnectTimeoutsAreSettings) {
+  auto defaults = load("data_dir: ./data\n");
+  ASSERT_TRUE(defaults.config);
+  EXPECT_EQ(defaults.config->mysql.net_write_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(defaults.config->mysql.connect_timeout, std::chrono::seconds(10));
+  auto r = load("mysql:\n  net_write_timeout: 5\n  connect_timeout: 3\n");
+  ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_EQ(r.config->mysql.net_write_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(r.config->mysql.connect_timeout, std::chrono::seconds(3));
+  expect_error("mysql:\n  net_write_timeout: 0\n", {"t.yaml:2: mysql.net_write_timeout: must be"});
+  expect_error("mysql:\n  connect_timeout: 0\n", {"t.yaml:2: mysql.connect_timeout: must be"});
+}
+
 TEST(ConfigLoader, MySqlReadTimeoutAndMemoryBudgets) {
   auto defaults = load("data_dir: ./data\n");
   ASSERT_TRUE(defaults.config);
