@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "server/base/error_category.h"
 #include "server/base/log.h"
 #include "server/base/record_codec.h"
 #include "server/core/ticket_errc.h"
@@ -11,19 +12,15 @@
 namespace ticketd {
 namespace {
 
-class SnowflakeCategory final : public boost::system::error_category {
- public:
-  const char* name() const noexcept override { return "ticketd.snowflake"; }
-  std::string message(int ev) const override {
-    switch (static_cast<SnowflakeErrc>(ev)) {
-      case SnowflakeErrc::kClockMovedBackwards:
-        return "the clock moved backwards further than the clock policy allows";
-      case SnowflakeErrc::kWorkerLeaseLost:
-        return "the worker ID lease is not held";
-    }
-    return "unknown snowflake error";
+const char* describe_snowflake(SnowflakeErrc e) noexcept {
+  switch (e) {
+    case SnowflakeErrc::kClockMovedBackwards:
+      return "the clock moved backwards further than the clock policy allows";
+    case SnowflakeErrc::kWorkerLeaseLost:
+      return "the worker ID lease is not held";
   }
-};
+  return nullptr;
+}
 
 // Reasons for kRetryLater: short enough for the small-string buffer, so a caller polling a full
 // tick does not allocate.
@@ -44,7 +41,8 @@ SnowflakeNext fail(ErrorCode code, std::string message) {
 }  // namespace
 
 const boost::system::error_category& snowflake_category() noexcept {
-  static const SnowflakeCategory category;
+  static const EnumCategory<SnowflakeErrc> category("ticketd.snowflake", describe_snowflake,
+                                                    "unknown snowflake error");
   return category;
 }
 

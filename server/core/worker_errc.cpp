@@ -2,33 +2,32 @@
 
 #include <string>
 
+#include "server/base/error_category.h"
+
 namespace ticketd {
 namespace {
 
-class WorkerCategory final : public boost::system::error_category {
- public:
-  const char* name() const noexcept override { return "ticketd.worker"; }
-  std::string message(int ev) const override {
-    switch (static_cast<WorkerErrc>(ev)) {
-      case WorkerErrc::kUnknownPool:
-        return "unknown worker pool";
-      case WorkerErrc::kUnknownLease:
-        return "unknown worker lease";
-      case WorkerErrc::kLeaseExpired:
-        return "worker lease expired";
-      case WorkerErrc::kLeaseReleased:
-        return "worker lease released";
-      case WorkerErrc::kPoolFull:
-        return "every worker ID of the pool is leased";
-    }
-    return "unknown worker error";
+const char* describe_worker(WorkerErrc e) noexcept {
+  switch (e) {
+    case WorkerErrc::kUnknownPool:
+      return "unknown worker pool";
+    case WorkerErrc::kUnknownLease:
+      return "unknown worker lease";
+    case WorkerErrc::kLeaseExpired:
+      return "worker lease expired";
+    case WorkerErrc::kLeaseReleased:
+      return "worker lease released";
+    case WorkerErrc::kPoolFull:
+      return "every worker ID of the pool is leased";
   }
-};
+  return nullptr;
+}
 
 }  // namespace
 
 const boost::system::error_category& worker_category() noexcept {
-  static const WorkerCategory category;
+  static const EnumCategory<WorkerErrc> category("ticketd.worker", describe_worker,
+                                                 "unknown worker error");
   return category;
 }
 

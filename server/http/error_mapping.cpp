@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "server/base/error_category.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
 #include "server/core/worker_errc.h"
@@ -72,44 +73,40 @@ const auto kTable = std::to_array<ErrorMapping>({
     {HttpErrc::kTooManyAuthFailures, status::too_many_requests, "too_many_auth_failures"},
 });
 
-class HttpCategory final : public boost::system::error_category {
- public:
-  const char* name() const noexcept override { return "ticketd.http"; }
-  std::string message(int ev) const override {
-    switch (static_cast<HttpErrc>(ev)) {
-      case HttpErrc::kMalformed:
-        return "malformed request";
-      case HttpErrc::kUnauthorized:
-        return "unauthorized";
-      case HttpErrc::kNoRoute:
-        return "no such route";
-      case HttpErrc::kMethodNotAllowed:
-        return "method not allowed";
-      case HttpErrc::kBodyTooLarge:
-        return "body too large";
-      case HttpErrc::kUnsupportedMediaType:
-        return "unsupported media type";
-      case HttpErrc::kInvalidField:
-        return "invalid field";
-      case HttpErrc::kNotBuiltYet:
-        return "not built yet";
-      case HttpErrc::kHeaderTooLarge:
-        return "request header too large";
-      case HttpErrc::kNotReady:
-        return "not ready";
-      case HttpErrc::kNotConfigured:
-        return "not configured";
-      case HttpErrc::kTooManyAuthFailures:
-        return "too many authentication failures";
-    }
-    return "unknown http error";
+const char* describe_http(HttpErrc e) noexcept {
+  switch (e) {
+    case HttpErrc::kMalformed:
+      return "malformed request";
+    case HttpErrc::kUnauthorized:
+      return "unauthorized";
+    case HttpErrc::kNoRoute:
+      return "no such route";
+    case HttpErrc::kMethodNotAllowed:
+      return "method not allowed";
+    case HttpErrc::kBodyTooLarge:
+      return "body too large";
+    case HttpErrc::kUnsupportedMediaType:
+      return "unsupported media type";
+    case HttpErrc::kInvalidField:
+      return "invalid field";
+    case HttpErrc::kNotBuiltYet:
+      return "not built yet";
+    case HttpErrc::kHeaderTooLarge:
+      return "request header too large";
+    case HttpErrc::kNotReady:
+      return "not ready";
+    case HttpErrc::kNotConfigured:
+      return "not configured";
+    case HttpErrc::kTooManyAuthFailures:
+      return "too many authentication failures";
   }
-};
+  return nullptr;
+}
 
 }  // namespace
 
 const boost::system::error_category& http_category() noexcept {
-  static const HttpCategory category;
+  static const EnumCategory<HttpErrc> category("ticketd.http", describe_http, "unknown http error");
   return category;
 }
 

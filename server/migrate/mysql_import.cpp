@@ -9,29 +9,26 @@
 #include <cctype>
 #include <utility>
 
+#include "server/base/error_category.h"
 #include "server/base/parse_int.h"
 #include "server/core/ticket_sequence.h"
 
 namespace ticketd::migrate {
 namespace {
 
-class ImportCategory final : public boost::system::error_category {
- public:
-  const char* name() const noexcept override { return "ticketd.import"; }
-  std::string message(int ev) const override {
-    switch (static_cast<ImportErrc>(ev)) {
-      case ImportErrc::kBadUrl:
-        return "bad --from URL";
-      case ImportErrc::kConnectFailed:
-        return "cannot connect to the old server";
-      case ImportErrc::kQueryFailed:
-        return "a query on the old server failed";
-      case ImportErrc::kBadAnswer:
-        return "unexpected answer from the old server";
-    }
-    return "unknown import error";
+const char* describe_import(ImportErrc e) noexcept {
+  switch (e) {
+    case ImportErrc::kBadUrl:
+      return "bad --from URL";
+    case ImportErrc::kConnectFailed:
+      return "cannot connect to the old server";
+    case ImportErrc::kQueryFailed:
+      return "a query on the old server failed";
+    case ImportErrc::kBadAnswer:
+      return "unexpected answer from the old server";
   }
-};
+  return nullptr;
+}
 
 Error bad_url(std::string what) {
   return Error{ImportErrc::kBadUrl,
@@ -99,7 +96,8 @@ void plan_one(ImportPlan& plan, const std::string& name, SourceKind kind, std::u
 }  // namespace
 
 const boost::system::error_category& import_category() noexcept {
-  static const ImportCategory category;
+  static const EnumCategory<ImportErrc> category("ticketd.import", describe_import,
+                                                 "unknown import error");
   return category;
 }
 
