@@ -1,8 +1,11 @@
 #include "server/restride/restride_command.h"
 
 #include <algorithm>
+#include <boost/asio/ip/address.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,13 +25,26 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: ticketd restride --sequence NAME --servers HOST:PORT,HOST:PORT,... [--margin N]\n"
-    "                        [--token-file FILE] [--dry-run]\n"
+    "                        [--token-file FILE] [--ca-file FILE]\n"
+    "                        [--cert-file FILE --key-file FILE] [--dry-run]\n"
     "  Moves every server (their HTTP listeners, in offset order) onto increment N = the number\n"
     "  of servers and offsets 1..N, above a floor F = the highest durable ceiling + margin\n"
     "  (default 10000000): first every server with the sequence is fenced at F (it issues\n"
     "  nothing above F on its old grid), then each is restrided above F, one at a time, while\n"
     "  the others keep serving. A server without the sequence gets it created on its grid.\n"
-    "  The bearer token comes from --token-file or $TICKETD_TOKEN. See docs/restride.md.\n";
+    "  A server is HOST:PORT (plain HTTP) or https://HOST:PORT: its certificate is checked\n"
+    "  against --ca-file (else the system's CAs) and its name; --cert-file and --key-file\n"
+    "  present a client certificate. The bearer token comes from --token-file or\n"
+    "  $TICKETD_TOKEN; it is sent in clear to a plain-HTTP server (a warning says so when that\n"
+    "  server is not on loopback). See docs/restride.md.\n";
+
+// An address on this host only: a token sent there in clear stays on the machine.
+bool is_loopback(const std::string& host) {
+  boost::system::error_code ec;
+  const auto address = boost::asio::ip::make_address(host, ec);
+  if (ec) return host == "localhost";
+  return address.is_loopback();
+}
 
 constexpr std::uint64_t kDefaultMargin = 10000000;
 constexpr int kFenceAttempts = 5;
@@ -241,6 +257,7 @@ int restride_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
   std::string sequence;
   std::vector<std::string> servers;
   std::string token_file;
+  net::TlsClientFiles tls_files;
   std::uint64_t margin = kDefaultMargin;
   bool dry_run = false;
   const auto usage = [&](const std::string& why) {
@@ -262,7 +279,8 @@ int restride_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
       dry_run = true;
       continue;
     }
-    if (arg != "--sequence" && arg != "--servers" && arg != "--margin" && arg != "--token-file") {
+    if (arg != "--sequence" && arg != "--servers" && arg != "--margin" && arg != "--token-file" &&
+        arg != "--ca-file" && arg != "--cert-file" && arg != "--key-file") {
       return usage("unknown argument '" + std::string(arg) + "'");
     }
     v = value();
@@ -270,6 +288,9 @@ int restride_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
     if (arg == "--sequence") sequence = *v;
     if (arg == "--servers") servers = split(*v);
     if (arg == "--token-file") token_file = *v;
+    if (arg == "--ca-file") tls_files.ca_file = *v;
+    if (arg == "--cert-file") tls_files.cert_file = *v;
+    if (arg == "--key-file") tls_files.key_file = *v;
     if (arg == "--margin") {
       auto m = parse_int<std::uint64_t>(*v);
       if (!m || *m == 0) return usage("--margin must be a positive integer");
@@ -288,8 +309,35 @@ int restride_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
   } else if (const char* t = std::getenv("TICKETD_TOKEN"); t != nullptr) {
     token = t;
   }
+  if (tls_files.cert_file.empty() != tls_files.key_file.empty()) {
+    return usage("--cert-file and --key-file go together");
+  }
+  std::vector<net::HttpEndpoint> endpoints;
+  bool any_tls = false;
+  for (const auto& s : servers) {
+    auto e = net::parse_http_endpoint(s, /*default_scheme_http=*/true);
+    if (!e) return usage("--servers: '" + s + "' is not HOST:PORT or https://HOST:PORT");
+    any_tls |= e->tls;
+    endpoints.push_back(std::move(*e));
+  }
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  if (any_tls) {
+    std::string problem;
+    tls = net::make_tls_client_context(tls_files, problem);
+    if (!tls) return usage(problem);
+  } else if (!tls_files.ca_file.empty() || !tls_files.cert_file.empty()) {
+    return usage("--ca-file, --cert-file and --key-file need https:// servers");
+  }
   std::vector<JsonHttpClient> clients;
-  for (const auto& s : servers) clients.emplace_back(s, token);
+  for (auto& e : endpoints) {
+    if (!e.tls && !token.empty() && !is_loopback(e.host)) {
+      std::fprintf(err,
+                   "ticketd restride: warning: the token goes in clear to %s (plain HTTP); "
+                   "use https://\n",
+                   e.host.c_str());
+    }
+    clients.emplace_back(std::move(e), token, tls);
+  }
   return Run(sequence, std::move(clients), out, err).run(margin, dry_run);
 }
 

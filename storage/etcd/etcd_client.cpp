@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "server/base/parse_int.h"
-#include "storage/etcd/etcd_connection.h"
+#include "server/net/http_connection.h"
 #include "storage/etcd/etcd_watch.h"
 
 namespace ticketd::etcd {
@@ -68,7 +68,7 @@ Error io_error(const std::string& what, const beast::error_code& ec,
     return error(EtcdErrc::kTimeout,
                  what + "no reply within " + std::to_string(timeout.count()) + " ms");
   }
-  if (detail::is_tls_error(ec)) return error(EtcdErrc::kTls, what + tls_problem(ec, ""));
+  if (net::is_tls_error(ec)) return error(EtcdErrc::kTls, what + tls_problem(ec, ""));
   return error(EtcdErrc::kUnavailable, what + ec.message());
 }
 
@@ -136,44 +136,10 @@ std::string join_failure(const std::string& failures, const Endpoint& e, const s
 
 }  // namespace
 
-std::string Endpoint::to_string() const {
-  const bool v6 = host.find(':') != std::string::npos;
-  return (tls ? "https://" : "http://") + (v6 ? "[" + host + "]" : host) + ":" +
-         std::to_string(port);
-}
-
 Result<Endpoint> parse_endpoint(std::string_view url) {
-  const ErrorCode bad = make_error_code(EtcdErrc::kInvalidArgument);
-  Endpoint e;
-  if (url.starts_with("https://")) {
-    e.tls = true;
-    url.remove_prefix(8);
-  } else if (url.starts_with("http://")) {
-    url.remove_prefix(7);
-  } else {
-    return bad;
-  }
-  if (!url.empty() && url.back() == '/') url.remove_suffix(1);
-  std::string_view port;
-  if (url.starts_with('[')) {
-    const auto close = url.find(']');
-    if (close == std::string_view::npos || close + 1 >= url.size() || url[close + 1] != ':') {
-      return bad;
-    }
-    e.host = std::string(url.substr(1, close - 1));
-    port = url.substr(close + 2);
-  } else {
-    const auto colon = url.rfind(':');
-    if (colon == std::string_view::npos) return bad;
-    e.host = std::string(url.substr(0, colon));
-    port = url.substr(colon + 1);
-  }
-  const auto value = parse_int<std::uint16_t>(port);
-  if (e.host.empty() || e.host.find('/') != std::string::npos || !value || *value == 0) {
-    return bad;
-  }
-  e.port = *value;
-  return e;
+  auto e = net::parse_http_endpoint(std::string(url));
+  if (!e) return make_error_code(EtcdErrc::kInvalidArgument);
+  return *e;
 }
 
 struct EtcdClient::Impl {
@@ -184,7 +150,7 @@ struct EtcdClient::Impl {
   std::size_t current = 0;  // guarded by mutex
   std::string token;        // guarded by mutex; empty: not authenticated (yet)
   asio::io_context ioc{1};
-  std::optional<detail::Connection> conn;  // connected to endpoints[current] when open
+  std::optional<net::HttpConnection> conn;  // connected to endpoints[current] when open
   beast::flat_buffer buffer;
 
   // One request on the kept-alive connection, failing over to the next endpoint while nothing
@@ -205,7 +171,7 @@ struct EtcdClient::Impl {
         buffer.clear();
         std::string detail;
         if (auto ec = conn->connect(e, steady::now() + options.connect_timeout, deadline, detail)) {
-          const bool tls_failed = detail::is_tls_error(ec);
+          const bool tls_failed = net::is_tls_error(ec);
           tls_failures += tls_failed ? 1 : 0;
           failures = join_failure(failures, e, tls_failed ? tls_problem(ec, detail) : ec.message());
           continue;  // nothing was sent: the next endpoint may take it
@@ -276,7 +242,7 @@ struct EtcdClient::Impl {
 struct EtcdWatch::State {
   explicit State(asio::ssl::context* tls) : conn(*ioc, tls) {}
   std::unique_ptr<asio::io_context> ioc = std::make_unique<asio::io_context>(1);
-  detail::Connection conn;
+  net::HttpConnection conn;
   beast::flat_buffer buffer;
   // The parser keeps a reference to its chunk callback: declared first, destroyed last.
   std::function<std::size_t(std::uint64_t, beast::string_view, beast::error_code&)> on_chunk;
@@ -377,30 +343,10 @@ DetailedResult<std::unique_ptr<EtcdClient>> EtcdClient::create(EtcdClientOptions
                  "etcd: ca_file, cert_file and key_file need https:// endpoints");
   }
   if (any_tls) {
-    auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-    ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                     asio::ssl::context::no_tlsv1_1);
-    beast::error_code ec;
-    auto file_error = [&](const char* key, const std::string& file) {
-      return error(EtcdErrc::kInvalidArgument,
-                   std::string("etcd: ") + key + " '" + file + "': " + ec.message());
-    };
-    if (options.ca_file.empty()) {
-      ctx->set_default_verify_paths(ec);
-      if (ec) return file_error("the system's CA certificates", "");
-    } else if (ctx->load_verify_file(options.ca_file, ec); ec) {
-      return file_error("ca_file", options.ca_file);
-    }
-    if (!options.cert_file.empty()) {
-      if (ctx->use_certificate_chain_file(options.cert_file, ec); ec) {
-        return file_error("cert_file", options.cert_file);
-      }
-      if (ctx->use_private_key_file(options.key_file, asio::ssl::context::pem, ec); ec) {
-        return file_error("key_file", options.key_file);
-      }
-    }
-    impl->tls = std::move(ctx);
+    std::string problem;
+    impl->tls = net::make_tls_client_context({options.ca_file, options.cert_file, options.key_file},
+                                             problem);
+    if (!impl->tls) return error(EtcdErrc::kInvalidArgument, "etcd: " + problem);
   }
   impl->conn.emplace(impl->ioc, impl->tls.get());
   impl->options = std::move(options);
@@ -458,7 +404,7 @@ DetailedResult<std::unique_ptr<EtcdWatch>> EtcdClient::watch(const WatchCreateRe
     std::string detail;
     auto& conn = state->conn;
     if (auto ec = conn.connect(e, steady::now() + s.options.connect_timeout, deadline, detail)) {
-      const bool tls_failed = detail::is_tls_error(ec);
+      const bool tls_failed = net::is_tls_error(ec);
       tls_failures += tls_failed ? 1 : 0;
       failures = join_failure(failures, e, tls_failed ? tls_problem(ec, detail) : ec.message());
       continue;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/base/result.h"
+#include "server/net/http_connection.h"
 #include "storage/etcd/etcd_codec.h"
 #include "storage/etcd/etcd_errc.h"
 
@@ -18,12 +19,7 @@ namespace ticketd::etcd {
 class EtcdWatch;
 
 /// "http://HOST:PORT" or "https://HOST:PORT" ("http://[::1]:2379" for IPv6).
-struct Endpoint {
-  std::string host;
-  std::uint16_t port = 0;
-  bool tls = false;  // https://
-  [[nodiscard]] std::string to_string() const;
-};
+using Endpoint = net::HttpEndpoint;
 [[nodiscard]] Result<Endpoint> parse_endpoint(std::string_view url);
 
 struct EtcdClientOptions {

@@ -10,6 +10,8 @@ second run has nothing to do, a server restarted with its stale config keeps the
 and ALTER SEQUENCE ... INCREMENT BY ... RESTART WITH works over MySQL."""
 import json
 import os
+import shutil
+import ssl
 import subprocess
 import sys
 import threading
@@ -20,6 +22,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from json_client import JsonClient  # noqa: E402
+from test_pki import TestPki  # noqa: E402
 from ticketd_process import BINARY, Ticketd  # noqa: E402
 
 import pymysql  # noqa: E402
@@ -119,12 +122,12 @@ def get(port, name="Tickets64"):
 LINE_TIME_SLACK_S = 0.25
 
 
-def restride(servers, *extra):
+def restride(servers, *extra, scheme=""):
     """Runs the command; returns (exit code, [(monotonic time, line)], stderr)."""
     env = dict(os.environ, TICKETD_TOKEN=TOKEN)
     proc = subprocess.Popen(
         [BINARY, "restride", "--sequence", "Tickets64", "--servers",
-         ",".join(f"127.0.0.1:{s.http_port}" for s in servers), *extra],
+         ",".join(f"{scheme}127.0.0.1:{s.http_port}" for s in servers), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
     lines = []
     for line in proc.stdout:
@@ -330,6 +333,66 @@ class RestrideCase(unittest.TestCase):
             self.assertNotIn("fence", info)
         self.assertTrue(any(r[0] == 0 and r[4] > floor for r in load.records),
                         "the fenced server never served again after its restride")
+
+
+TLS_CONFIG = CONFIG.replace("  tokens: [", """  tls: {{{{ cert_file: {cert}, key_file: {key} }}}}
+  tokens: [""")
+
+
+class TlsRestride(unittest.TestCase):
+    """`ticketd restride` used to speak plain HTTP only: it could not reach an HTTPS-only
+    ticketd, and a token would go in clear. Servers given as https://HOST:PORT are reached over
+    TLS on the same connection class as the etcd client, the certificate checked against
+    --ca-file and the server's name."""
+
+    def setUp(self):
+        self.pki = TestPki()
+        self.servers = []
+
+    def tearDown(self):
+        for s in self.servers:
+            s.cleanup()
+        shutil.rmtree(self.pki.dir, ignore_errors=True)
+
+    def start(self, sequences):
+        text = TLS_CONFIG.format(token=TOKEN, sequences=sequences,
+                                 cert=self.pki.server_cert, key=self.pki.server_key)
+        s = Ticketd(config=text).start()
+        self.servers.append(s)
+        return s
+
+    def grid(self, s):
+        req = urllib.request.Request(f"https://127.0.0.1:{s.http_port}/v1/sequences/Tickets64",
+                                     headers={"Authorization": f"Bearer {TOKEN}"})
+        ctx = ssl.create_default_context(cafile=self.pki.ca)
+        with urllib.request.urlopen(req, context=ctx, timeout=10) as r:
+            info = json.loads(r.read())
+        return info["increment"], info["offset"]
+
+    def test_an_https_only_group_grows_to_three(self):
+        a = self.start(OLD_SERVER.format(offset=1))
+        b = self.start(OLD_SERVER.format(offset=2))
+        c = self.start(NEW_SERVER)
+        # Plain HTTP to a TLS listener, and TLS without the CA that signed the servers: refused
+        # before anything is changed.
+        code, lines, err = restride([a, b, c], "--margin", "1000")
+        self.assertNotEqual(code, 0, "\n".join(l for _, l in lines))
+        code, lines, err = restride([a, b, c], "--margin", "1000", "--ca-file",
+                                    self.pki.other_ca, scheme="https://")
+        self.assertNotEqual(code, 0, "\n".join(l for _, l in lines))
+        self.assertIn("TLS handshake failed", err + "\n".join(l for _, l in lines))
+        self.assertEqual([self.grid(s) for s in (a, b)], [(2, 1), (2, 2)])
+        # The CA given: the group grows.
+        code, lines, err = restride([a, b, c], "--margin", "1000", "--ca-file", self.pki.ca,
+                                    scheme="https://")
+        self.assertEqual(code, 0, "\n".join(l for _, l in lines) + err)
+        self.assertNotIn("in clear", err)
+        self.assertEqual([self.grid(s) for s in (a, b, c)], [(3, 1), (3, 2), (3, 3)])
+        # Flags that make no sense without https:// are refused.
+        code, _, err = restride([a, b, c], "--ca-file", self.pki.ca)
+        self.assertEqual(code, 2, err)
+        self.assertIn("need https:// servers", err)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

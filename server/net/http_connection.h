@@ -1,5 +1,5 @@
-// One HTTP/1.1 connection to an etcd endpoint, plain or TLS, run on a caller's io_context.
-// Internal to storage/etcd: EtcdClient and EtcdWatch share it.
+// The one HTTP client connection: HTTP/1.1 to an http:// or https:// endpoint, run on a caller's
+// io_context. The etcd client (storage/etcd) and `ticketd restride` (server/restride) use it.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -8,14 +8,42 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
-#include "storage/etcd/etcd_client.h"
-
-namespace ticketd::etcd::detail {
+namespace ticketd::net {
 
 using steady = std::chrono::steady_clock;
+
+/// Where an HTTP server listens: http://host:port, or https:// when `tls`.
+struct HttpEndpoint {
+  std::string host;  // a name, an IPv4 literal or an IPv6 literal without brackets
+  std::uint16_t port = 0;
+  bool tls = false;  // https://
+  /// "http://host:port" / "https://[v6]:port".
+  [[nodiscard]] std::string to_string() const;
+};
+
+/// Parses "http://HOST:PORT" or "https://HOST:PORT" (IPv6 literals in brackets); with
+/// `default_scheme_http`, a bare "HOST:PORT" is http://. nullopt when it is none of them.
+[[nodiscard]] std::optional<HttpEndpoint> parse_http_endpoint(const std::string& url,
+                                                              bool default_scheme_http = false);
+
+/// Files for a TLS client: the CA bundle to verify servers with (empty: the system's), and an
+/// optional client certificate and key (both or neither).
+struct TlsClientFiles {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+};
+
+/// A TLS 1.2+ client context that verifies peers against `files.ca_file` (or the system's CAs)
+/// and presents the client certificate when given. On failure, `problem` names the file and
+/// the cause ("ca_file 'x.pem': No such file or directory") and the result is null.
+[[nodiscard]] std::unique_ptr<boost::asio::ssl::context> make_tls_client_context(
+    const TlsClientFiles& files, std::string& problem);
 
 /// True for errors OpenSSL or the TLS stream report (as opposed to TCP and HTTP ones).
 [[nodiscard]] bool is_tls_error(const boost::system::error_code& ec);
@@ -23,18 +51,18 @@ using steady = std::chrono::steady_clock;
 /// A TCP stream, or a TLS stream over one for https:// endpoints. Every operation is bounded
 /// by the expiry set with expires_at() (beast::tcp_stream closes the socket when it passes).
 /// Thread safety: none; close() may run from a handler on the io_context (to cancel a read).
-class Connection {
+class HttpConnection {
  public:
   /// `tls` is needed for https:// endpoints only; it must outlive the connection.
-  Connection(boost::asio::io_context& ioc, boost::asio::ssl::context* tls);
-  ~Connection();
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
+  HttpConnection(boost::asio::io_context& ioc, boost::asio::ssl::context* tls);
+  ~HttpConnection();
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
 
   /// Resolves, connects before `connect_deadline` and, for https, handshakes (verifying the
   /// certificate chain and that it names e.host) before `deadline`. `detail` says why a
   /// handshake failed when OpenSSL knows (for example "certificate has expired").
-  boost::system::error_code connect(const Endpoint& e, steady::time_point connect_deadline,
+  boost::system::error_code connect(const HttpEndpoint& e, steady::time_point connect_deadline,
                                     steady::time_point deadline, std::string& detail);
   [[nodiscard]] bool is_open() const { return tcp_.has_value() || tls_.has_value(); }
   /// True when the peer closed or reset the idle connection (or sent bytes nobody asked for):
@@ -76,4 +104,4 @@ class Connection {
   std::optional<boost::beast::ssl_stream<boost::beast::tcp_stream>> tls_;
 };
 
-}  // namespace ticketd::etcd::detail
+}  // namespace ticketd::net
