@@ -540,10 +540,14 @@ class StartupChecks(unittest.TestCase):
         t = Ticketd(config(pki).replace("  tokens:", "  max_connections: 2\n  tokens:"))
         self.addCleanup(t.cleanup)
         t.start()
-        held = [socket.create_connection(("127.0.0.1", t.http_port), timeout=10)
-                for _ in range(2)]
+        # The held connections finish their TLS handshake, so both are registered sessions
+        # before the first probe (a session registers when its coroutine first runs, which
+        # under ASan came after the probes); each then holds its place until header_timeout.
+        ctx = ssl.create_default_context(cafile=pki.ca)
+        held = [ctx.wrap_socket(socket.create_connection(("127.0.0.1", t.http_port), timeout=10),
+                                server_hostname="127.0.0.1") for _ in range(2)]
         self.addCleanup(lambda: [s.close() for s in held])
-        # The held connections are sessions once accepted; a third gets nothing in clear.
+        # A third gets nothing in clear.
         deadline = time.time() + 30
         while True:
             extra = socket.create_connection(("127.0.0.1", t.http_port), timeout=10)
