@@ -1,6 +1,6 @@
 // Internal to the recognizer: the parser over the token cursor, the clauses several statement
 // families share, and the parse functions of the families kept in files of their own
-// (recognizer_tables.cpp). Only server/sql/recognizer*.cpp include it.
+// (recognizer_tables.cpp, recognizer_session.cpp). Only server/sql/recognizer*.cpp include it.
 #pragma once
 
 #include <algorithm>
@@ -283,5 +283,41 @@ Statement parse_show_columns(Parser& p, bool full);
 // DESCRIBE t [column | 'pattern']; DESCRIBE/EXPLAIN of a query is unsupported.
 Statement parse_describe(Parser& p);
 Statement parse_show_table_status(Parser& p);
+
+// ---- statements of one shape: [LIMIT ...], [LIKE/WHERE filter], nothing ----
+
+template <class T>
+Statement parse_with_optional_limit(Parser& p) {
+  T s;
+  if (p.accept_keyword("LIMIT")) limit_clause(p, s.limit, s.offset);
+  return p.finish(std::move(s));
+}
+
+template <class T>
+Statement parse_with_filter(Parser& p) {
+  T s;
+  show_filter(p, s.filter);
+  return p.finish(std::move(s));
+}
+
+template <class T>
+Statement parse_bare(Parser& p) {
+  return p.finish(T{});
+}
+
+// ---- session (recognizer_session.cpp) ----
+
+std::optional<VariableScope> accept_scope(Parser& p);
+Statement parse_set_transaction(Parser& p, VariableScope scope);
+Statement parse_set(Parser& p);
+Statement parse_show_variables(Parser& p, VariableScope scope);
+Statement parse_show_status(Parser& p, VariableScope scope);
+Statement parse_use(Parser& p);
+Statement parse_begin(Parser& p);
+Statement parse_start_transaction(Parser& p);
+Statement parse_commit(Parser& p);
+Statement parse_rollback(Parser& p);
+Statement parse_do(Parser& p);
+Statement parse_kill(Parser& p);
 
 }  // namespace ticketd::sql::detail
