@@ -5,11 +5,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -42,6 +44,24 @@ struct CreateOptions {
 using SequenceHandle =
     std::variant<std::shared_ptr<TicketSequence>, std::shared_ptr<GaplessSequence>,
                  std::shared_ptr<SnowflakeGenerator>, std::shared_ptr<UuidV7Generator>>;
+
+// The handle's alternatives are listed in SequenceKind's order, so the index is the kind.
+namespace detail {
+template <SequenceKind K, class T>
+constexpr bool alternative_is =
+    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(K), SequenceHandle>,
+                   std::shared_ptr<T>>;
+}  // namespace detail
+static_assert(detail::alternative_is<SequenceKind::kTicket, TicketSequence> &&
+              detail::alternative_is<SequenceKind::kGapless, GaplessSequence> &&
+              detail::alternative_is<SequenceKind::kSnowflake, SnowflakeGenerator> &&
+              detail::alternative_is<SequenceKind::kUuidV7, UuidV7Generator> &&
+              std::variant_size_v<SequenceHandle> == std::size(kAllSequenceKinds));
+
+/// The kind of sequence a handle holds.
+[[nodiscard]] inline SequenceKind kind_of_handle(const SequenceHandle& h) {
+  return static_cast<SequenceKind>(h.index());
+}
 
 /// A point-in-time description of one sequence, with its kind's own fields: what SHOW TABLES,
 /// SHOW CREATE and GET /v1/sequences show.
