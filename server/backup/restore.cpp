@@ -81,8 +81,10 @@ DetailedResult<RestorePlan> plan_restore(const BackupManifest& manifest, Counter
     }
     // Values raised in any interval stay within max_rate x its length plus one window: the
     // time since the backup (with a margin for this host's clock) plus the window bounds them.
-    const u128 span_us = u128(elapsed_ms + kRestoreClockMarginMs) * 1000 + rate_window_us(spec);
-    const u128 values = (span_us * spec.max_rate + 999999) / 1000000;
+    // The same count a restore floor gives a name the backup did not hold.
+    const u128 values = restore_floor_skip(
+        RestoreFloor{.span_ms = static_cast<std::uint64_t>(elapsed_ms + kRestoreClockMarginMs)},
+        spec);
     return {values,
             "auto: max_rate " + std::to_string(spec.max_rate) + "/s x (" + fixed1(elapsed_s) +
                 " s since the backup + " + fixed1(static_cast<double>(rate_window_us(spec)) / 1e6) +

@@ -3,7 +3,6 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
-#include <sys/socket.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -53,9 +52,7 @@ bool HttpConnection::peer_closed() {
   auto& socket = tls_ ? beast::get_lowest_layer(*tls_).socket() : tcp_->socket();
   if (!socket.is_open()) return true;
   // Bytes waiting on an idle client connection belong to no request: as bad as a close.
-  char byte = 0;
-  if (::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0) return true;
-  return net::peer_closed(socket.native_handle());
+  return net::peer_state(socket.native_handle()) != PeerState::kIdle;
 }
 
 void HttpConnection::reset() {

@@ -6,12 +6,15 @@
 
 namespace ticketd::net {
 
-bool peer_closed(int fd) {
+PeerState peer_state(int fd) {
   char byte = 0;
   const auto n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n > 0) return false;
-  if (n == 0) return true;
-  return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+  if (n > 0) return PeerState::kBytes;
+  if (n == 0) return PeerState::kGone;
+  const bool idle = errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  return idle ? PeerState::kIdle : PeerState::kGone;
 }
+
+bool peer_closed(int fd) { return peer_state(fd) == PeerState::kGone; }
 
 }  // namespace ticketd::net
