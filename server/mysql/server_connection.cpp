@@ -117,6 +117,9 @@ void ServerConnection::call(const What& what, CommandHandler::Done then) {
   executor_.execute(session_, what, std::move(then));
   session_.handoff->end();
 }
+// server_connection_prepared.cpp calls these too: instantiated here, where call() is defined.
+template void ServerConnection::call(const sql::Statement&, CommandHandler::Done);
+template void ServerConnection::call(const std::string_view&, CommandHandler::Done);
 
 ServerConnection::~ServerConnection() { executor_.end_session(session_); }
 
