@@ -32,6 +32,10 @@ class Clock {
  public:
   virtual ~Clock() = default;
   [[nodiscard]] virtual std::int64_t now_unix_ms() const = 0;
+  /// Milliseconds on a clock that only moves forward at the rate of real time, from an arbitrary
+  /// origin: what a deadline inside this process is judged by, so that a wall clock stepped
+  /// forward (NTP, an operator) cannot end a lease early. Not comparable across processes.
+  [[nodiscard]] virtual std::int64_t monotonic_ms() const = 0;
 
   /// Registers `observer` to be called after every step and returns true, when the clock moves
   /// only when told; returns false (and keeps nothing) when it runs by itself.
@@ -49,6 +53,11 @@ class SystemClock final : public Clock {
   [[nodiscard]] std::int64_t now_unix_ms() const override {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  [[nodiscard]] std::int64_t monotonic_ms() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
         .count();
   }
 };

@@ -32,7 +32,7 @@ bool ServingGate::serving() const {
   if (standalone_) return true;
   std::lock_guard lock(mutex_);
   if (view_.role != Role::kLeader) return false;
-  return clock_.now_unix_ms() - renewal_sent_ms_ < ttl_ms_ - margin_ms_;
+  return clock_.monotonic_ms() - renewal_sent_ms_ < ttl_ms_ - margin_ms_;
 }
 
 ClusterView ServingGate::view() const {

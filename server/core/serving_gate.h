@@ -37,7 +37,9 @@ struct ClusterView {
 /// serves again (the process restarts as a follower).
 ///
 /// Without an election (the RocksDB engine) the gate is "standalone" and always serves.
-/// Time comes from the injected Clock. Thread safety: all members may be called concurrently.
+/// Time comes from the injected Clock's monotonic reading (renewal times passed in are
+/// Clock::monotonic_ms() values): a wall clock stepped back cannot stretch a lease, nor one
+/// stepped forward cut it short. Thread safety: all members may be called concurrently.
 class ServingGate {
  public:
   /// An always-serving gate (no election).
@@ -58,7 +60,7 @@ class ServingGate {
   /// leader key's create revision; 0: not known), which the view reports. Ignored once deposed.
   void follow(InstanceAddress leader, std::int64_t leader_term = 0);
   /// This instance won at `revision`; the lease was granted or renewed by a request sent at
-  /// `renewal_sent_ms`. Ignored once deposed.
+  /// `renewal_sent_ms` (monotonic). Ignored once deposed.
   void lead(std::int64_t revision, std::int64_t renewal_sent_ms);
   /// A keepalive sent at `sent_ms` succeeded.
   void renewed(std::int64_t sent_ms);

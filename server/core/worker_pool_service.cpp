@@ -141,21 +141,33 @@ struct WorkerPoolService::Pool {
   // Held from the decision until the write is submitted, so writes of one pool reach the
   // committer in the order their decisions were taken. Completions never take it.
   std::mutex order;
-  mutable std::mutex mutex;             // guards `slots` and `held_until_ms`
+  mutable std::mutex mutex;             // guards `slots` and `held_until`
   std::vector<WorkerSlotRecord> slots;  // index = worker ID; at least spec.size entries
-  // Leases found in the store (granted by an earlier process or another leader, whose clock may
-  // run ahead of or behind this one) count as live until one full TTL after this process read
-  // them, on this process's clock, whatever expiry time they carry: no reading of another
-  // clock's timestamps can end a lease early. 0: none (a lease this process granted or
-  // extended, judged by its own expires_at_ms).
-  std::vector<std::int64_t> held_until_ms;
+  // Per worker ID, on the monotonic clock (Clock::monotonic_ms): the lease is held at least until
+  // then, whatever the wall clock reads. Set to one TTL after this process granted or extended a
+  // lease, and to one full TTL after it read a lease from the store (granted by an earlier
+  // process or another leader, whose clock may run ahead of or behind this one). A lease is held
+  // while either its stored wall-clock expiry or this deadline is ahead: neither a wall clock
+  // stepped forward here nor another clock's timestamps can end a lease early. 0: none.
+  std::vector<std::int64_t> held_until;
 
-  /// Whether worker ID `id` is held by a live lease at `now_ms`.
-  [[nodiscard]] bool held(std::uint32_t id, std::int64_t now_ms) const {
+  /// Whether worker ID `id` is held by a live lease at `now` (wall) and `mono` (monotonic).
+  [[nodiscard]] bool held(std::uint32_t id, std::int64_t now, std::int64_t mono) const {
     const auto& slot = slots[id];
-    if (slot.live(now_ms)) return true;
-    return slot.generation != 0 && !slot.released && id < held_until_ms.size() &&
-           now_ms < held_until_ms[id];
+    if (slot.live(now)) return true;
+    return slot.generation != 0 && !slot.released && id < held_until.size() &&
+           mono < held_until[id];
+  }
+  /// The wall-clock time worker ID `id` is held until (what a refusal tells the client).
+  [[nodiscard]] std::int64_t held_until_wall(std::uint32_t id, std::int64_t now,
+                                             std::int64_t mono) const {
+    const auto mono_end = id < held_until.size() ? held_until[id] : 0;
+    return std::max(slots[id].expires_at_ms, now + std::max<std::int64_t>(0, mono_end - mono));
+  }
+  /// Holds `id` for `ttl_ms` from `mono` on the monotonic clock.
+  void hold(std::uint32_t id, std::int64_t mono, std::int64_t ttl_ms) {
+    if (id >= held_until.size()) held_until.resize(id + 1, 0);
+    held_until[id] = mono + ttl_ms;
   }
 };
 
@@ -187,6 +199,7 @@ DetailedResult<void> WorkerPoolService::add_pool(const WorkerPoolSpec& spec) {
   pool->slots.resize(spec.size);
   std::size_t live = 0;
   const auto now = clock_.now_unix_ms();
+  const auto mono = clock_.monotonic_ms();
   for (const auto& [key, value] : *rows) {
     auto id = parse_int<std::uint32_t>(std::string_view(key).substr(prefix.size()));
     auto record = decode_worker_slot(value);
@@ -197,10 +210,9 @@ DetailedResult<void> WorkerPoolService::add_pool(const WorkerPoolSpec& spec) {
     pool->slots[*id] = std::move(*record);
     const auto& slot = pool->slots[*id];
     if (slot.generation != 0 && !slot.released) {
-      if (*id >= pool->held_until_ms.size()) pool->held_until_ms.resize(*id + 1, 0);
-      pool->held_until_ms[*id] = now + slot.ttl_ms;
+      pool->hold(*id, mono, slot.ttl_ms);
     }
-    live += pool->held(*id, now) ? 1 : 0;
+    live += pool->held(*id, now, mono) ? 1 : 0;
   }
   if (pool->slots.size() > spec.size) {
     log::warn("worker pool '" + spec.name + "': records of worker IDs at or above the size " +
@@ -241,16 +253,15 @@ void WorkerPoolService::acquire(std::string_view pool_name, std::string holder,
   std::unique_lock order(pool->order);
   std::unique_lock lock(pool->mutex);
   const auto now = clock_.now_unix_ms();
+  const auto mono = clock_.monotonic_ms();
   std::optional<std::uint32_t> free;
   std::int64_t next_expiry = 0;
   for (std::uint32_t id = 0; id < spec.size; ++id) {
-    const auto& slot = pool->slots[id];
-    if (!pool->held(id, now)) {
+    if (!pool->held(id, now, mono)) {
       free = id;
       break;
     }
-    const auto ends =
-        std::max(slot.expires_at_ms, id < pool->held_until_ms.size() ? pool->held_until_ms[id] : 0);
+    const auto ends = pool->held_until_wall(id, now, mono);
     next_expiry = next_expiry == 0 ? ends : std::min(next_expiry, ends);
   }
   if (!free) {
@@ -270,7 +281,7 @@ void WorkerPoolService::acquire(std::string_view pool_name, std::string holder,
   after.expires_at_ms = now + ttl;
   after.not_before_ms = change.before.next_not_before_ms();
   pool->slots[*free] = after;
-  if (*free < pool->held_until_ms.size()) pool->held_until_ms[*free] = 0;
+  pool->hold(*free, mono, ttl);
   lock.unlock();
   persist(*pool, std::move(change), std::move(done));
 }
@@ -311,7 +322,8 @@ void WorkerPoolService::change_lease(std::string_view pool_name, std::string_vie
     return refuse(Error{WorkerErrc::kLeaseReleased,
                         where + " was released at " + format_utc_ms(slot.released_at_ms)});
   }
-  if (!pool->held(parsed->first, now)) {
+  const auto mono = clock_.monotonic_ms();
+  if (!pool->held(parsed->first, now, mono)) {
     return refuse(Error{WorkerErrc::kLeaseExpired,
                         where + " expired at " + format_utc_ms(slot.expires_at_ms) +
                             "; acquire a new lease (and wait past its not_before_ms)"});
@@ -328,6 +340,7 @@ void WorkerPoolService::change_lease(std::string_view pool_name, std::string_vie
   if (op == Op::kKeepalive) {
     // On this process's clock from now on; a stored lease held longer keeps that hold.
     after.expires_at_ms = now + slot.ttl_ms;
+    pool->hold(parsed->first, mono, slot.ttl_ms);
   } else {
     after.released = true;
     after.released_at_ms = now;
@@ -348,6 +361,7 @@ void WorkerPoolService::persist(Pool& pool, Change change, PoolLeaseCallback don
       {
         std::lock_guard lock(pool.mutex);
         auto& slot = pool.slots[change.worker_id];
+        // The hold taken with the change stays: a lease held a little longer is safe.
         if (slot == change.after) slot = change.before;
       }
       return done(r.error());
@@ -370,8 +384,10 @@ std::optional<WorkerPoolStatus> WorkerPoolService::status(std::string_view name)
   WorkerPoolStatus out{pool->spec, {}};
   std::lock_guard lock(pool->mutex);
   const auto now = clock_.now_unix_ms();
+  const auto mono = clock_.monotonic_ms();
   for (std::uint32_t id = 0; id < pool->slots.size(); ++id) {
-    if (pool->held(id, now)) out.live.push_back(lease_view(pool->spec.name, id, pool->slots[id]));
+    if (pool->held(id, now, mono))
+      out.live.push_back(lease_view(pool->spec.name, id, pool->slots[id]));
   }
   return out;
 }

@@ -99,11 +99,13 @@ struct WorkerPoolStatus {
 /// Hands out worker IDs of configured pools as leases with a TTL: the lowest ID that no live
 /// lease holds, so a pool never gives one ID to two live holders. Every grant, keepalive and
 /// release is written through the GroupCommitter and completes only once durable, so leases
-/// survive restarts. Expiry is judged on this process's clock only: a lease this process
-/// grants or extends ends at its expires_at_ms; a lease read from the store (written by an
-/// earlier process or another leader, whose clock may be skewed) is live until its stored
-/// expiry or one full TTL after add_pool() read it, whichever is later, so a new leader whose
-/// clock runs ahead never hands an ID to a second holder while the first may still hold it.
+/// survive restarts. Expiry is judged on this process's clocks only, and a lease ends only when
+/// both agree: its wall-clock expires_at_ms has passed, and so has one TTL on the monotonic
+/// clock since this process granted or extended it (or, for a lease read from the store,
+/// written by an earlier process or another leader whose clock may be skewed, since add_pool()
+/// read it). So neither a new leader whose clock runs ahead nor a wall clock stepped forward
+/// here hands an ID to a second holder while the first may still hold it; a clock stepped back
+/// only holds leases longer.
 ///
 /// A failed write changes nothing a client can observe: the slot goes back to what it was
 /// before (if no later operation changed it since). Writes reach the committer in the order the

@@ -68,7 +68,7 @@ std::optional<EtcdLeaderElection::Won> EtcdLeaderElection::campaign() {
     if (lease_id_ != 0 && kv.lease == lease_id_) {
       // An earlier campaign whose reply was lost did win. Its lease may be close to expiry:
       // one keepalive proves it alive before serving.
-      const std::int64_t sent = clock_.now_unix_ms();
+      const std::int64_t sent = clock_.monotonic_ms();
       if (client_.keepalive(lease_id_)) return Won{kv.create_revision, sent};
     }
     gate_.follow(decode_leader_value(kv.value), kv.create_revision);
@@ -77,7 +77,7 @@ std::optional<EtcdLeaderElection::Won> EtcdLeaderElection::campaign() {
   }
   // The key is absent: a fresh lease (an older one may have expired unattended), then the
   // create-if-absent transaction.
-  const std::int64_t sent = clock_.now_unix_ms();
+  const std::int64_t sent = clock_.monotonic_ms();
   auto lease = client_.grant_lease(options_.ttl_s);
   if (!lease) {
     log::warn("leader election: " + lease.error().message);
@@ -179,7 +179,7 @@ bool EtcdLeaderElection::keep_leading() {
   auto next = interval;
   for (;;) {
     if (!wait_for(next)) return true;
-    const std::int64_t sent = clock_.now_unix_ms();
+    const std::int64_t sent = clock_.monotonic_ms();
     auto r = client_.keepalive(lease_id_);
     if (r) {
       gate_.renewed(sent);

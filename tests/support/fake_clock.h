@@ -27,13 +27,19 @@ class FakeClock final : public Clock {
   [[nodiscard]] std::int64_t now_unix_ms() const override {
     return now_.load(std::memory_order_acquire);
   }
+  /// Moves forward with every forward move of the wall reading made by set(), advance() and
+  /// advance_to() (time passing), never backwards, and not at all with jump().
+  [[nodiscard]] std::int64_t monotonic_ms() const override {
+    return monotonic_.load(std::memory_order_acquire);
+  }
   void set(std::int64_t unix_ms) {
-    now_.store(unix_ms, std::memory_order_release);
+    pass(unix_ms - now_.exchange(unix_ms, std::memory_order_acq_rel));
     notify();
   }
   /// Moves by `delta_ms`, which may be negative (a clock stepped back).
   void advance(std::int64_t delta_ms) {
     now_.fetch_add(delta_ms, std::memory_order_acq_rel);
+    pass(delta_ms);
     notify();
   }
   /// Moves forward to `unix_ms` unless the clock already reads later (what a caller that
@@ -42,6 +48,13 @@ class FakeClock final : public Clock {
     std::int64_t cur = now_.load(std::memory_order_acquire);
     while (cur < unix_ms && !now_.compare_exchange_weak(cur, unix_ms, std::memory_order_acq_rel)) {
     }
+    pass(unix_ms - cur);
+    notify();
+  }
+  /// Steps the wall reading by `delta_ms` while no time passes: a clock set forward or back by
+  /// NTP or an operator. monotonic_ms() does not move.
+  void jump(std::int64_t delta_ms) {
+    now_.fetch_add(delta_ms, std::memory_order_acq_rel);
     notify();
   }
 
@@ -68,7 +81,12 @@ class FakeClock final : public Clock {
     }
   }
 
+  void pass(std::int64_t delta_ms) {
+    if (delta_ms > 0) monotonic_.fetch_add(delta_ms, std::memory_order_acq_rel);
+  }
+
   std::atomic<std::int64_t> now_;
+  std::atomic<std::int64_t> monotonic_{0};
   mutable std::recursive_mutex observers_mutex_;
   mutable std::vector<ClockStepObserver*> observers_;
 };

@@ -46,7 +46,7 @@ TEST(ServingGate, FollowerNeverServesAndNamesTheLeader) {
 TEST(ServingGate, LeaderStopsServingWhenTheLastRenewalIsOlderThanTtlMinusMargin) {
   FakeClock clock;
   ServingGate gate(clock, self(), kTtlMs, kMarginMs);
-  gate.lead(42, clock.now_unix_ms());
+  gate.lead(42, clock.monotonic_ms());
   EXPECT_TRUE(gate.serving());
   EXPECT_EQ(gate.view().revision, 42);
   EXPECT_EQ(gate.view().leader, self());
@@ -55,26 +55,41 @@ TEST(ServingGate, LeaderStopsServingWhenTheLastRenewalIsOlderThanTtlMinusMargin)
   clock.advance(1);
   EXPECT_FALSE(gate.serving());  // stale: etcd may expire the lease soon
   EXPECT_NE(gate.not_serving_error(false).message.find("not renewed in time"), std::string::npos);
-  gate.renewed(clock.now_unix_ms());
+  gate.renewed(clock.monotonic_ms());
   EXPECT_TRUE(gate.serving());  // a renewal proves the lease alive: serving resumes
+}
+
+// The nemesis suite steps a leader's wall clock by 30 s: a step back must not let it serve past
+// its lease (etcd's TTL runs on etcd's clock), nor a step forward stop it early.
+TEST(ServingGate, AWallClockStepNeitherStretchesNorCutsTheLease) {
+  FakeClock clock;
+  ServingGate gate(clock, self(), kTtlMs, kMarginMs);
+  gate.lead(42, clock.monotonic_ms());
+  clock.jump(30'000);
+  EXPECT_TRUE(gate.serving());
+  clock.jump(-60'000);
+  clock.advance(kTtlMs - kMarginMs - 1);
+  EXPECT_TRUE(gate.serving());
+  clock.advance(1);
+  EXPECT_FALSE(gate.serving());
 }
 
 TEST(ServingGate, AnOlderRenewalNeverMovesFreshnessBack) {
   FakeClock clock;
   ServingGate gate(clock, self(), kTtlMs, kMarginMs);
-  gate.lead(7, clock.now_unix_ms());
-  gate.renewed(clock.now_unix_ms() - 10'000);
+  gate.lead(7, clock.monotonic_ms());
+  gate.renewed(clock.monotonic_ms() - 10'000);
   EXPECT_TRUE(gate.serving());
 }
 
 TEST(ServingGate, DeposedNeverServesAgain) {
   FakeClock clock;
   ServingGate gate(clock, self(), kTtlMs, kMarginMs);
-  gate.lead(7, clock.now_unix_ms());
+  gate.lead(7, clock.monotonic_ms());
   gate.depose();
   EXPECT_FALSE(gate.serving());
-  gate.lead(9, clock.now_unix_ms());
-  gate.renewed(clock.now_unix_ms());
+  gate.lead(9, clock.monotonic_ms());
+  gate.renewed(clock.monotonic_ms());
   gate.follow({"a:1", "a:2"});
   EXPECT_FALSE(gate.serving());
   EXPECT_EQ(gate.view().role, Role::kDeposed);

@@ -320,6 +320,42 @@ TEST(WorkerPoolService, ANewLeaderWithAClockBehindKeepsTheStoredExpiry) {
   EXPECT_EQ(w.acquire("c").worker_id, 0u);
 }
 
+// Found by the nemesis suite (tests/nemesis, a clock stepped 30 s on a running server): the
+// wall clock stepped forward here made every lease expire at once, and its worker ID was granted
+// to the next holder while the first, told a TTL, still held it. A lease now ends only once one
+// TTL has also passed on the monotonic clock; a step back only holds it longer.
+TEST(WorkerPoolService, AWallClockSteppedForwardEndsNoLeaseEarly) {
+  ScriptedStore store;
+  FakeClock clock;
+  Workers w(store, clock, pool_spec(1));
+  const auto a = w.acquire("a", 10000);
+  clock.jump(30000);  // NTP or an operator steps the clock: no time passed
+  EXPECT_EQ(error_of(acquire_and_wait(w.service, "orders", "b", std::nullopt)),
+            ErrorCode(WorkerErrc::kPoolFull));
+  EXPECT_EQ(w.service.status("orders")->live.size(), 1u);
+  auto kept = keepalive_and_wait(w.service, "orders", a.lease_id);
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ(kept->expires_at_ms, kT0 + 30000 + 10000);  // from the clock's reading now
+  clock.advance(9999);
+  EXPECT_EQ(error_of(acquire_and_wait(w.service, "orders", "b", std::nullopt)),
+            ErrorCode(WorkerErrc::kPoolFull));
+  clock.advance(1);  // one TTL since the keepalive on both clocks
+  EXPECT_EQ(w.acquire("b").lease_id, "0-2");
+}
+
+TEST(WorkerPoolService, AWallClockSteppedBackHoldsALeaseLongerNeverShorter) {
+  ScriptedStore store;
+  FakeClock clock;
+  Workers w(store, clock, pool_spec(1));
+  (void)w.acquire("a", 10000);  // expires at kT0 + 10000
+  clock.jump(-30000);
+  clock.advance(10000);  // one TTL passed; the wall clock reads kT0 - 20000
+  EXPECT_EQ(error_of(acquire_and_wait(w.service, "orders", "b", std::nullopt)),
+            ErrorCode(WorkerErrc::kPoolFull));
+  clock.advance(30000);  // the stored expiry passes on the wall clock too
+  EXPECT_EQ(w.acquire("b").lease_id, "0-2");
+}
+
 TEST(WorkerPoolService, AFailedWriteLeavesTheSlotAsItWas) {
   ScriptedStore store;
   FakeClock clock;

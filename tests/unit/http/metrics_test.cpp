@@ -181,7 +181,7 @@ TEST(Metrics, HaRoleTermAndServingFollowTheGate) {
   EXPECT_EQ(value(t, R"(ticketd_ha_role{role="leader"})"), 0) << t;
   EXPECT_EQ(value(t, "ticketd_ha_term"), 0) << t;
   EXPECT_EQ(value(t, "ticketd_ha_serving"), 0) << t;
-  gate.lead(7, e.clock.now_unix_ms());
+  gate.lead(7, e.clock.monotonic_ms());
   t = e.metrics.serialize();
   EXPECT_EQ(value(t, R"(ticketd_ha_role{role="leader"})"), 1) << t;
   EXPECT_EQ(value(t, R"(ticketd_ha_role{role="follower"})"), 0) << t;

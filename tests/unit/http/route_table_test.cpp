@@ -275,7 +275,7 @@ TEST(RouteTable, LeaderLocationNeedsAReachableLeader) {
 TEST(RouteTable, AServingLeaderPassesTheGate) {
   HttpEngine e;
   ServingGate gate(e.clock, {"127.0.0.1:3307", "127.0.0.1:8081"}, 10000, 2000);
-  gate.lead(7, e.clock.now_unix_ms());
+  gate.lead(7, e.clock.monotonic_ms());
   ASSERT_TRUE(gate.serving());
   e.deps.gate = &gate;
   for (const auto& row : route_table()) {
