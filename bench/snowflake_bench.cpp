@@ -29,6 +29,8 @@ class SteppedClock final : public Clock {
   [[nodiscard]] std::int64_t now_unix_ms() const override {
     return now_.load(std::memory_order_relaxed);
   }
+  // Only moves forward, at the rate it is moved: its own reading serves as the monotonic one.
+  [[nodiscard]] std::int64_t monotonic_ms() const override { return now_unix_ms(); }
   void advance_to(std::int64_t ms) {
     std::int64_t cur = now_.load(std::memory_order_relaxed);
     while (cur < ms && !now_.compare_exchange_weak(cur, ms)) {
