@@ -39,7 +39,7 @@ CLIENTS = {
     "etcd": {"mysql_text": 2, "mysql_prepared": 1, "http_next": 2, "http_block": 1,
              "snowflake": 1, "gapless": 2, "worker": 3},
     "rocksdb": {"mysql_text": 2, "mysql_prepared": 2, "http_next": 2, "http_block": 1,
-                "snowflake": 2, "gapless": 2, "worker": 4},
+                "snowflake": 2, "gapless": 2, "worker": 6},
 }
 
 TICKETD_CONFIG = """
@@ -525,6 +525,10 @@ class Suite:
         with open(self.history_path) as f:
             for line in f:
                 history.append(json.loads(line))
+        # Availability is measured while the clients ran: the settling afterwards is not a
+        # window without tickets.
+        faults = [e for e in self.events if e["process"] == "nemesis"]
+        available = checker.unavailability(sorted(history + faults, key=lambda e: e["time"]))
         history += self.events
         history.sort(key=lambda e: e["time"])  # stable: one process' events keep their order
         merged = os.path.join(self.workdir, "history-all.jsonl")
@@ -532,6 +536,7 @@ class Suite:
             for e in history:
                 f.write(json.dumps(e) + "\n")
         result = checker.check(history)
+        result.unavailability = available
         return result, merged
 
     def close(self):
