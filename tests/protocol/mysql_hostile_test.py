@@ -58,6 +58,15 @@ def rss_bytes(pid):
 
 
 class Hostile(unittest.TestCase):
+    # Wall-time bounds are asserted only by HostileTiming (ctest protocol.mysql_hostile_timing,
+    # label `timing`, Release only): under a sanitizer or on a loaded machine a correct server
+    # can be slower; the behaviour around each bound is asserted here in every build.
+    timing = False
+
+    def assert_within(self, elapsed, bound, what=""):
+        if self.timing:
+            self.assertLess(elapsed, bound, what)
+
     @classmethod
     def setUpClass(cls):
         cls.t = Ticketd(config=CONFIG).start()
@@ -195,7 +204,7 @@ class Hostile(unittest.TestCase):
                 cur.execute(sql)
                 elapsed = time.monotonic() - start
                 # Each reference copied the 8 MiB variable: 7,000 of them took seconds.
-                self.assertLess(elapsed, 2.0, sql[:40])
+                self.assert_within(elapsed, 2.0, sql[:40])
             self.assert_serving()
 
     # ---- item 6: session variables -----------------------------------------------------------
@@ -466,7 +475,8 @@ class Hostile(unittest.TestCase):
         c = self.connect()
         with c.cursor() as cur:
             cur.execute("SELECT @@net_read_timeout")
-            self.assertEqual(cur.fetchone()[0], 1)
+            net_read_timeout = cur.fetchone()[0]
+            self.assertEqual(net_read_timeout, 1)
         sock = c._sock
         # A COM_QUERY header announcing almost 16 MiB, then 8 MiB of it, then silence.
         sock.sendall(struct.pack("<I", 0xFFFFF0)[:3] + b"\x00" + b"\x03" + b"x" * (8 * MIB))
@@ -480,7 +490,7 @@ class Hostile(unittest.TestCase):
             self.fail("the half-sent packet was held past net_read_timeout")
         elapsed = time.monotonic() - start
         self.assertEqual(data, b"")
-        self.assertLess(elapsed, 5.0)
+        self.assert_within(elapsed, 5 * net_read_timeout)  # the timeout, with room for a slow box
         sock.close()
         self.assert_serving()
 
@@ -546,5 +556,21 @@ class Hostile(unittest.TestCase):
             self.assertEqual(cm.exception.args[0], 4084, cm.exception.args)
 
 
+class HostileTiming(Hostile):
+    """The tests whose wall-time bounds matter, with the bounds asserted: run by
+    `mysql_hostile_test.py timing` (ctest protocol.mysql_hostile_timing)."""
+    timing = True
+
+
+TIMED = ("test_variable_references_do_not_copy_every_session_variable",
+         "test_a_half_sent_packet_is_dropped_after_net_read_timeout")
+
+
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    # `mysql_hostile_test.py` runs every test without wall-time bounds; `... timing` runs the
+    # bounded ones (TIMED) with them.
+    if sys.argv[1:] == ["timing"]:
+        names = [f"HostileTiming.{t}" for t in TIMED]
+    else:
+        names = ["Hostile"] + sys.argv[1:]
+    unittest.main(argv=[sys.argv[0]] + names, verbosity=2)
