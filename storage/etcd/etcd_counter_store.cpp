@@ -102,7 +102,18 @@ DetailedResult<void> EtcdCounterStore::commit(std::span<const Mutation> mutation
   }
   if (mutations.empty()) return {};
   auto r = client_.txn(make_fenced_commit(layout_, fence, mutations));
-  if (!r) return io_error(r.error());
+  if (!r) {
+    // A deadline passed or the connection broke after the transaction was sent: etcd may have
+    // applied it. Whoever is told must not read this as "nothing happened" (the nemesis suite
+    // found a client that did): a retry tells (a gapless commit retried gets 409
+    // reservation_ended when it was applied).
+    const auto& code = r.error().code;
+    if (code == EtcdErrc::kTimeout || code == EtcdErrc::kUnavailable) {
+      return Error{StorageErrc::kIo,
+                   r.error().message + "; the write's outcome is unknown: it may have applied"};
+    }
+    return io_error(r.error());
+  }
   if (!r->succeeded) {
     return Error{StorageErrc::kFenced, "etcd store: leader key " + layout_.leader_key() +
                                            " is no longer ours (created at revision " +

@@ -136,11 +136,14 @@ class Servers:
 
 
 def http_outcome(status, body, ok_statuses):
-    """Maps an HTTP answer to a result or an exception: not-leader and 4xx are certain
-    refusals, other errors unknown."""
+    """Maps an HTTP answer to a result or an exception: 4xx and the 503s given before anything
+    was written (not the leader, a full pool, shutting down) are certain refusals; a 503
+    storage_failed is not (a write whose reply was lost may have applied: ticketd says so in its
+    message, see EtcdCounterStore::commit), nor is any other error."""
     if status in ok_statuses:
         return body
-    if status == 503 or 400 <= status < 500:
+    code = body.get("error", {}).get("code") if isinstance(body, dict) else None
+    if 400 <= status < 500 or (status == 503 and code != "storage_failed"):
         raise Refused(f"{status} {body}")
     raise Unknown(f"{status} {body}")
 

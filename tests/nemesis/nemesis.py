@@ -1,7 +1,7 @@
 """The nemesis suite: a ticketd pair under real network faults, pauses, kills and clock skew,
 every client operation recorded, the whole history checked at the end (checker.py).
 
-    nemesis.py etcd|rocksdb SECONDS [SEED]
+    nemesis.py etcd|rocksdb SECONDS [SEED [FAULT,FAULT,...]]
 
 Every process runs in its own network namespace (netlab.py): three etcd members and two ticketd
 servers (the `etcd` mode, active/standby on one prefix) or two independent odd/even ticketd
@@ -76,16 +76,28 @@ class Server:
         os.chmod(self.config_path, 0o600)
         self.log_path = os.path.join(workdir, f"{name}.log")
         self.clock_path = os.path.join(workdir, f"{name}.faketime")
-        self.offset_s = 0.0
+        self.started = time.time()
         self.set_clock(0.0)
         self.proc = None
         self.paused = False
 
-    def set_clock(self, offset_s, rate=None):
+    def set_clock(self, offset_s, rate=1.0):
+        """The faked clock reads real time + offset_s + (now - process start) * (rate - 1)
+        (libfaketime's rule: the rate applies from the process' start)."""
         self.offset_s = offset_s
+        self.rate = rate
         with open(self.clock_path + ".tmp", "w") as f:
-            f.write(f"{int(offset_s):+d}" + (f" x{rate}" if rate else "") + "\n")
+            f.write(f"{offset_s:+.3f}" + (f" x{rate}" if rate != 1.0 else "") + "\n")
         os.replace(self.clock_path + ".tmp", self.clock_path)
+
+    def skew(self):
+        """How far the faked clock reads ahead of real time now."""
+        return self.offset_s + (time.time() - self.started) * (self.rate - 1)
+
+    def set_rate(self, rate):
+        """Runs the clock at `rate` from now on without a step: the offset absorbs the rate's
+        effect since the process started."""
+        self.set_clock(self.skew() - (time.time() - self.started) * (rate - 1), rate)
 
     def start(self):
         env = dict(os.environ, LD_PRELOAD=LIBFAKETIME, FAKETIME_TIMESTAMP_FILE=self.clock_path,
@@ -95,7 +107,9 @@ class Server:
         self.proc = self.node.popen([BINARY, "--config", self.config_path], stdout=log,
                                     stderr=subprocess.STDOUT, env=env)
         log.close()
+        # libfaketime's rate counts from the process' start: a restart begins on real time.
         self.started = time.time()
+        self.set_clock(0.0)
         self.paused = False
 
     def wait_ready(self, timeout=60):
@@ -213,7 +227,8 @@ class Etcd:
 
 
 class Suite:
-    def __init__(self, mode, seconds, seed):
+    def __init__(self, mode, seconds, seed, only=None):
+        self.only = only  # fault names to draw from (the others left out), or None: all
         self.mode = mode
         self.seconds = seconds
         self.seed = seed
@@ -319,6 +334,8 @@ class Suite:
             ("kill-server", self.f_kill_server, self.f_restart_server),
             ("clock-step-forward", lambda: self.f_clock_step(+30), self.f_clock_reset),
             ("clock-step-back", lambda: self.f_clock_step(-30), self.f_clock_reset),
+            ("clock-fast", lambda: self.f_clock_rate(1.5), self.f_clock_steady),
+            ("clock-slow", lambda: self.f_clock_rate(0.5), self.f_clock_steady),
         ]
         if self.mode == "rocksdb":
             return common
@@ -374,6 +391,16 @@ class Suite:
 
     def f_clock_reset(self, i):
         self.servers[i].set_clock(0.0)
+
+    def f_clock_rate(self, rate):
+        i = self.target()
+        self.servers[i].set_rate(rate)
+        return i
+
+    def f_clock_steady(self, i):
+        # Back to real time's rate, keeping what the clock gained or lost (a drifted clock that
+        # NTP then slews back is the next fault's business: a step resets it).
+        self.servers[i].set_rate(1.0)
 
     def f_cut_leader_etcd(self):
         i = self.target()
@@ -451,6 +478,12 @@ class Suite:
             stdout=clients_log, stderr=subprocess.STDOUT)
         time.sleep(3)  # a quiet start: the first window measures the unfaulted service
         faults = self.faults()
+        if self.only:
+            # A filter keeps the list's order: a seed replays the schedule it drew from this list.
+            unknown = set(self.only) - {f[0] for f in faults}
+            if unknown:
+                raise RuntimeError(f"no such fault in mode {self.mode}: {sorted(unknown)}")
+            faults = [f for f in faults if f[0] in self.only]
         end = time.time() + self.seconds
         counts = {}
         while time.time() < end:
@@ -551,9 +584,10 @@ def main():
     mode = sys.argv[1]
     seconds = float(sys.argv[2])
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else random.SystemRandom().randrange(1 << 30)
+    only = sys.argv[4].split(",") if len(sys.argv) > 4 else None
     netlab.Lab.probe()  # fails with the reason when namespaces cannot be made: never a skip
     netlab.cleanup_stale("ntd")
-    suite = Suite(mode, seconds, seed)
+    suite = Suite(mode, seconds, seed, only)
     keep = os.environ.get("TICKETD_NEMESIS_KEEP") == "1"
     try:
         counts = suite.run()
