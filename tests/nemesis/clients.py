@@ -13,7 +13,6 @@ timeout or a connection lost after sending). See checker.py for the event format
 import http.client
 import json
 import random
-import socket
 import struct
 import sys
 import threading
@@ -22,6 +21,9 @@ import time
 import pymysql
 from pymysql.constants import CLIENT
 
+# One ID space for the tickets of both servers: the odd/even pair's grids never overlap, so a
+# value served by both is a duplicate just as on one server.
+TICKETS = "Tickets64"
 COM_STMT_PREPARE = 0x16
 COM_STMT_EXECUTE = 0x17
 TIMEOUT_S = 2.0
@@ -166,7 +168,6 @@ class Worker(threading.Thread):
         super().__init__(daemon=True, name=name)
         self.ctx = ctx
         self.server = server
-        self.generation = 0
 
     def process(self, **kw):
         # A new process name after an unknown outcome would be Jepsen's habit; ours stay
@@ -221,7 +222,7 @@ class MysqlText(Worker):
         self.conn = None
 
     def step(self):
-        p = self.process(space=self.ctx.ticket_space(self.server), mono=self.mono())
+        p = self.process(space=TICKETS, mono=self.mono())
         return p.op("ticket", self.ctx.server_name(self.server), self.take) is not None
 
 
@@ -282,7 +283,7 @@ class HttpNext(Worker):
             status, body = self.ctx.servers.http(self.server, "POST",
                                                  "/v1/sequences/Tickets64/next")
             return int(http_outcome(status, body, (200,))["ids"][0])
-        p = self.process(space=self.ctx.ticket_space(self.server), mono=self.mono())
+        p = self.process(space=TICKETS, mono=self.mono())
         return p.op("ticket", self.ctx.server_name(self.server), take) is not None
 
 
@@ -296,7 +297,7 @@ class HttpBlock(Worker):
                                                  {"size": 1000, "holder": self.name})
             b = http_outcome(status, body, (201,))
             return {"first": int(b["first"]), "last": int(b["last"]), "step": int(b["step"])}
-        p = self.process(space=self.ctx.ticket_space(self.server), mono=self.mono())
+        p = self.process(space=TICKETS, mono=self.mono())
         ok = p.op("block", self.ctx.server_name(self.server), lease) is not None
         time.sleep(0.05)
         return ok
@@ -379,7 +380,6 @@ class WorkerHolder(Worker):
                     self.other()
                     time.sleep(0.2)
                     continue
-                kept = 0
             self.ctx.stop.wait(1.0)
             if random.random() < 0.05 or self.ctx.stop.is_set():
                 def release():
@@ -405,7 +405,6 @@ class WorkerHolder(Worker):
                         "worker_keepalive", self.ctx.server_name(self.server), keepalive,
                         value=lease) is None:
                     lease = None
-            kept += 1
 
 
 class Context:
@@ -419,11 +418,6 @@ class Context:
 
     def server_name(self, i):
         return self.servers.list[i]["name"]
-
-    def ticket_space(self, i):
-        # The odd/even pair share one space: their grids never overlap, so a value served by
-        # both is a duplicate just as on one server.
-        return "Tickets64"
 
     def gapless_space(self, i):
         return "Invoices" if self.mode == "etcd" else f"Invoices@{self.server_name(i)}"

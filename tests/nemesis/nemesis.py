@@ -12,6 +12,7 @@ sequences settle, and the checker reads the history: no ID acknowledged twice, p
 gapless invoice numbers, worker IDs held once. The longest window without a successful ticket
 is reported per fault. Exits 1 on any violation (the history is kept and its path printed).
 """
+import http.client
 import json
 import os
 import random
@@ -25,11 +26,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
 import checker  # noqa: E402
+import etcd_cluster  # noqa: E402
 import netlab  # noqa: E402
 
 BINARY = os.environ.get("TICKETD_BINARY", "build/ticketd")
-ETCD = os.environ.get("ETCD_BINARY", "/usr/bin/etcd")
 ETCDCTL = "/usr/bin/etcdctl"
 LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 LEADER_TTL_S = 3
@@ -171,13 +173,9 @@ class Etcd:
         n = self.nodes[i]
         log = open(os.path.join(self.workdir, f"etcd{i}.log"), "ab")
         self.procs[i] = n.popen(
-            [ETCD, f"--name=m{i}", f"--data-dir={self.workdir}/etcd{i}",
-             f"--listen-client-urls=http://{n.ip}:{ETCD_CLIENT}",
-             f"--advertise-client-urls=http://{n.ip}:{ETCD_CLIENT}",
-             f"--listen-peer-urls=http://{n.ip}:{ETCD_PEER}",
-             f"--initial-advertise-peer-urls=http://{n.ip}:{ETCD_PEER}",
-             f"--initial-cluster={self.initial_cluster()}", f"--initial-cluster-state={state}",
-             "--initial-cluster-token=ticketd-nemesis", "--max-txn-ops=1024"],
+            etcd_cluster.member_argv(f"m{i}", f"{self.workdir}/etcd{i}", self.endpoint(i),
+                                     f"http://{n.ip}:{ETCD_PEER}", self.initial_cluster(),
+                                     state),
             stdout=log, stderr=subprocess.STDOUT)
         log.close()
         self.paused[i] = False
@@ -288,25 +286,22 @@ class Suite:
     def http(self, server, method, path, body=None, timeout=2):
         """One HTTP call made from the clients' namespace: (status, body) or (0, None)."""
         node = self.servers[server].node
-        script = (
-            "import http.client,json,sys\n"
-            f"c=http.client.HTTPConnection('{node.ip}',{HTTP_PORT},timeout={timeout})\n"
-            f"c.request('{method}','{path}',body=json.dumps({body!r}) if {body!r} is not None "
-            f"else None,headers={{'Authorization':'Bearer {self.token}',"
-            "'Content-Type':'application/json'})\n"
-            "r=c.getresponse();print(r.status);print(r.read().decode())\n")
+        conn = http.client.HTTPConnection(node.ip, HTTP_PORT, timeout=timeout)
         try:
-            r = self.client_node.run([sys.executable, "-c", script], capture_output=True,
-                                     text=True, timeout=timeout + 3)
-        except subprocess.TimeoutExpired:
+            conn.sock = self.client_node.create_connection((node.ip, HTTP_PORT), timeout)
+            conn.request(method, path, body=None if body is None else json.dumps(body),
+                         headers={"Authorization": f"Bearer {self.token}",
+                                  "Content-Type": "application/json"})
+            r = conn.getresponse()
+            status, text = r.status, r.read().decode()
+        except (OSError, http.client.HTTPException):
             return 0, None
-        if r.returncode != 0:
-            return 0, None
-        status, _, text = r.stdout.partition("\n")
+        finally:
+            conn.close()
         try:
-            return int(status), (json.loads(text) if text.strip() else None)
+            return status, (json.loads(text) if text.strip() else None)
         except ValueError:
-            return int(status), text
+            return status, text
 
     def leader(self):
         for i, s in enumerate(self.servers):

@@ -13,6 +13,15 @@ from ticketd_process import free_port
 ETCD_BINARY = os.environ.get("ETCD_BINARY", "/usr/bin/etcd")
 
 
+def member_argv(name, data_dir, client_url, peer_url, initial_cluster, state="new"):
+    """The command line of one member of a test cluster (here and in tests/nemesis)."""
+    return [ETCD_BINARY, f"--name={name}", f"--data-dir={data_dir}",
+            f"--listen-client-urls={client_url}", f"--advertise-client-urls={client_url}",
+            f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
+            f"--initial-cluster={initial_cluster}", f"--initial-cluster-state={state}",
+            "--initial-cluster-token=ticketd-test", "--max-txn-ops=1024"]
+
+
 class EtcdCluster:
     def __init__(self, members=3):
         self.dir = tempfile.mkdtemp(prefix="ticketd-etcd-cluster-")
@@ -34,11 +43,8 @@ class EtcdCluster:
         peer = f"http://127.0.0.1:{self.peer_ports[i]}"
         self.logs[i] = open(os.path.join(self.dir, f"{self.names[i]}.log"), "ab")
         self.procs[i] = subprocess.Popen(
-            [ETCD_BINARY, f"--name={self.names[i]}", f"--data-dir={self.dir}/{self.names[i]}",
-             f"--listen-client-urls={client}", f"--advertise-client-urls={client}",
-             f"--listen-peer-urls={peer}", f"--initial-advertise-peer-urls={peer}",
-             f"--initial-cluster={self._initial_cluster()}", "--initial-cluster-state=new",
-             "--initial-cluster-token=ticketd-test", "--max-txn-ops=1024"],
+            member_argv(self.names[i], f"{self.dir}/{self.names[i]}", client, peer,
+                        self._initial_cluster()),
             stdout=self.logs[i], stderr=subprocess.STDOUT)
 
     def start(self, timeout=60):
