@@ -21,6 +21,9 @@ enum class StorageErrc {
   kLocked,      // another process holds the data directory
   kFenced,      // a conditional write lost its precondition (a newer owner exists)
   kClosed,      // the store was closed
+  // A commit was sent and no definite answer came back (a remote store: the connection broke
+  // or the deadline passed): it may have applied, or may still apply. Never "nothing happened".
+  kOutcomeUnknown,
 };
 
 const boost::system::error_category& storage_category() noexcept;

@@ -18,6 +18,8 @@ const char* describe_storage(StorageErrc e) noexcept {
       return "write fenced: this instance no longer owns the data";
     case StorageErrc::kClosed:
       return "store is closed";
+    case StorageErrc::kOutcomeUnknown:
+      return "the write's outcome is unknown: it may have applied";
   }
   return nullptr;
 }

@@ -8,83 +8,17 @@
 
 #include "server/base/log.h"
 #include "server/base/parse_int.h"
-#include "server/base/record_codec.h"
 #include "server/core/ticket_errc.h"
 #include "server/core/ticket_sequence.h"
 
 namespace ticketd {
 namespace {
 
-std::string number_key(std::string_view prefix, std::string_view kind, std::uint64_t n) {
-  char digits[24];
-  std::snprintf(digits, sizeof digits, "%020llu", static_cast<unsigned long long>(n));
-  std::string k;
-  k.reserve(prefix.size() + kind.size() + 21);
-  k.append(prefix).append(kind).append("/").append(digits);
-  return k;
-}
-
 Error corrupt(const std::string& name, std::string_view what) {
   return Error{StorageErrc::kCorruption, "gapless sequence '" + name + "': " + std::string(what)};
 }
 
 }  // namespace
-
-std::optional<GaplessKey> parse_gapless_key(std::string_view rest) {
-  auto slash = rest.find('/');
-  if (slash == std::string_view::npos || slash == 0) return std::nullopt;
-  GaplessKey k;
-  k.name = std::string(rest.substr(0, slash));
-  rest.remove_prefix(slash + 1);
-  if (rest == "f") {
-    k.kind = "f";
-    return k;
-  }
-  if (rest.size() != 22 || rest[1] != '/') return std::nullopt;
-  k.kind = std::string(rest.substr(0, 1));
-  if (k.kind != "c" && k.kind != "r" && k.kind != "v") return std::nullopt;
-  auto n = parse_u64(rest.substr(2));
-  if (!n) return std::nullopt;
-  k.number = *n;
-  return k;
-}
-
-std::string encode_frontier(const GaplessFrontier& f) {
-  return RecordWriter()
-      .add("first_open", f.first_open)
-      .add("first", f.first)
-      .add("step", f.step)
-      .finish();
-}
-
-std::optional<GaplessFrontier> decode_frontier(std::string_view text) {
-  const auto rec = RecordView::parse(text);
-  if (!rec) return std::nullopt;
-  const auto first_open = rec->get_u64("first_open");
-  const auto first = rec->get_u64("first");
-  const auto step = rec->get_u64("step");
-  if (!first_open || !first || !step || *step == 0) return std::nullopt;
-  return GaplessFrontier{*first_open, *first, *step};
-}
-
-std::string encode_reservation(const Reservation& r) {
-  return RecordWriter()
-      .add("id", r.id)
-      .add("expires_at_ms", r.expires_at_unix_ms)
-      .finish("holder", r.holder);
-}
-
-std::optional<Reservation> decode_reservation(std::uint64_t number, std::string_view text) {
-  const auto rec = RecordView::parse(text, "holder");
-  if (!rec) return std::nullopt;
-  const auto id = rec->get("id");
-  const auto expires_at = rec->get_i64("expires_at_ms");
-  const auto holder = rec->get("holder");
-  if (!id || !expires_at || !holder || !id->starts_with(std::to_string(number) + "-")) {
-    return std::nullopt;
-  }
-  return Reservation{std::string(*id), number, std::string(*holder), *expires_at};
-}
 
 std::string_view order_name(GaplessOrder order) {
   return order == GaplessOrder::kStrict ? "strict" : "relaxed";
@@ -199,7 +133,7 @@ DetailedResult<void> GaplessSequence::load(CounterStore& store) {
 }
 
 std::string GaplessSequence::key(std::string_view kind, std::uint64_t number) const {
-  return number_key(prefix_, kind, number);
+  return gapless_number_key(prefix_, kind, number);
 }
 
 std::string GaplessSequence::new_id(std::uint64_t number) {
@@ -339,6 +273,10 @@ void GaplessSequence::on_reserved(std::uint64_t n, bool commit_now, const Detail
         it->second.state = State::kHeld;
         expiry_.emplace(it->second.reservation.expires_at_unix_ms, n);
       }
+    } else if (commit_now && r.error().code == StorageErrc::kOutcomeUnknown) {
+      // The number may be committed on disk: it is not free again.
+      mark_in_doubt_locked(n, it->second, std::nullopt);
+      out = r.error();
     } else {
       entries_.erase(it);
       released_.insert(n);
@@ -393,7 +331,7 @@ GaplessSequence::Entry* GaplessSequence::find_locked(std::string_view reservatio
                              spec_.name + "'"};
     return nullptr;
   }
-  if (it->second.state != State::kHeld) {
+  if (it->second.state != State::kHeld && it->second.state != State::kInDoubt) {
     error = Error{TicketErrc::kReservationEnded, "reservation '" + std::string(reservation_id) +
                                                      "' is already being committed or released"};
     return nullptr;
@@ -419,6 +357,11 @@ void GaplessSequence::finish(std::string_view reservation_id,
     Entry* e = find_locked(reservation_id, error);
     if (e == nullptr) {
       later.push_back([done, error] { done(error); });
+    } else if (e->state == State::kInDoubt) {
+      // The holder retries a commit whose outcome it was not told: the same commit again,
+      // whatever this call asks, since the first may have landed.
+      auto reason = e->void_reason;
+      submit_finish_locked(e->reservation.number, std::move(reason), std::move(done), later);
     } else if (clock_.now_unix_ms() >= e->reservation.expires_at_unix_ms) {
       const auto n = e->reservation.number;
       ++expiries_;
@@ -428,22 +371,42 @@ void GaplessSequence::finish(std::string_view reservation_id,
                                                       std::to_string(n) + " was released"});
       });
     } else {
-      const auto n = e->reservation.number;
-      e->state = State::kCommitting;
-      expiry_.erase({e->reservation.expires_at_unix_ms, n});
-      std::vector<Mutation> mutations;
-      mutations.push_back(Mutation{key("r", n), std::nullopt});
-      mutations.push_back(Mutation{key("c", n), void_reason ? "void" : std::string()});
-      if (void_reason) mutations.push_back(Mutation{key("v", n), *void_reason});
-      submit_locked(
-          std::move(mutations),
-          [self = shared_from_this(), n, void_reason, done](const DetailedResult<void>& r) mutable {
-            self->on_finished(n, std::move(void_reason), r, std::move(done));
-          },
-          later);
+      submit_finish_locked(e->reservation.number, std::move(void_reason), std::move(done), later);
     }
   }
   for (auto& f : later) f();
+}
+
+void GaplessSequence::submit_finish_locked(std::uint64_t n, std::optional<std::string> void_reason,
+                                           GaplessDone done, Deferred& later) {
+  auto& e = entries_.at(n);
+  e.state = State::kCommitting;
+  expiry_.erase({e.reservation.expires_at_unix_ms, n});
+  std::vector<Mutation> mutations;
+  mutations.push_back(Mutation{key("r", n), std::nullopt});
+  mutations.push_back(Mutation{key("c", n), void_reason ? "void" : std::string()});
+  if (void_reason) mutations.push_back(Mutation{key("v", n), *void_reason});
+  submit_locked(
+      std::move(mutations),
+      [self = shared_from_this(), n, void_reason, done](const DetailedResult<void>& r) mutable {
+        self->on_finished(n, std::move(void_reason), r, std::move(done));
+      },
+      later);
+}
+
+void GaplessSequence::mark_in_doubt_locked(std::uint64_t n, Entry& e,
+                                           std::optional<std::string> reason) {
+  constexpr std::int64_t kInDoubtRetryMs = 1000;
+  if (!e.in_doubt) {
+    log::warn("gapless sequence '" + spec_.name + "': the commit of " + std::to_string(n) +
+                  " has an unknown outcome; it is written again until it lands",
+              {{"sequence", spec_.name}, {"number", n}});
+  }
+  e.in_doubt = true;
+  e.void_reason = std::move(reason);
+  e.state = State::kInDoubt;
+  e.reservation.expires_at_unix_ms = clock_.now_unix_ms() + kInDoubtRetryMs;
+  expiry_.emplace(e.reservation.expires_at_unix_ms, n);
 }
 
 void GaplessSequence::on_finished(std::uint64_t n, std::optional<std::string> void_reason,
@@ -461,6 +424,17 @@ void GaplessSequence::on_finished(std::uint64_t n, std::optional<std::string> vo
         ++voided_;
       }
       admit_waiters_locked(later);
+    } else if (it->second.in_doubt || r.error().code == StorageErrc::kOutcomeUnknown) {
+      // This write, or an earlier one of the same commit, may have applied: never free.
+      mark_in_doubt_locked(n, it->second, std::move(void_reason));
+      if (done) {
+        later.push_back([done, m = r.error().message] {
+          done(Error{StorageErrc::kOutcomeUnknown,
+                     m + "; ticketd writes the commit again until it lands (a retry of the "
+                         "commit answers once it has)"});
+        });
+      }
+      done = nullptr;
     } else {
       // Nothing changed on disk: the caller still holds the number and may retry.
       it->second.state = State::kHeld;
@@ -468,6 +442,7 @@ void GaplessSequence::on_finished(std::uint64_t n, std::optional<std::string> vo
     }
   }
   for (auto& f : later) f();
+  if (!done) return;
   if (r) return done({});
   done(Error{TicketErrc::kStorageFailed, r.error().message});
 }
@@ -480,6 +455,13 @@ void GaplessSequence::release(std::string_view reservation_id, GaplessDone done)
     Entry* e = find_locked(reservation_id, error);
     if (e == nullptr) {
       later.push_back([done, error] { done(error); });
+    } else if (e->state == State::kInDoubt) {
+      later.push_back([done, id = std::string(reservation_id)] {
+        done(Error{TicketErrc::kReservationEnded,
+                   "reservation '" + id +
+                       "' cannot be released: its commit may have landed, and ticketd "
+                       "completes it (retry the commit to learn when it has)"});
+      });
     } else {
       release_locked(e->reservation.number, std::move(done), later);
     }
@@ -556,6 +538,10 @@ std::size_t GaplessSequence::expire_due() {
     const auto now = clock_.now_unix_ms();
     while (!expiry_.empty() && expiry_.begin()->first <= now) {
       const auto n = expiry_.begin()->second;
+      if (auto& e = entries_.at(n); e.state == State::kInDoubt) {
+        submit_finish_locked(n, e.void_reason, {}, later);  // erases the expiry_ entry
+        continue;
+      }
       ++expiries_;
       ++ended;
       const std::string& holder = entries_.at(n).reservation.holder;
@@ -599,7 +585,8 @@ GaplessAudit GaplessSequence::audit(std::size_t list_limit) const {
   a.committed = (first_open_ - first_) / step + committed_above_.size();
   for (const auto& [n, e] : entries_) {
     if (a.pending.size() >= list_limit) break;
-    static constexpr std::string_view kNames[] = {"reserving", "held", "committing", "releasing"};
+    static constexpr std::string_view kNames[] = {"reserving", "held", "committing", "releasing",
+                                                  "in_doubt"};
     a.pending.push_back({e.reservation, kNames[static_cast<int>(e.state)]});
   }
   for (auto n : released_) {
@@ -628,73 +615,6 @@ GaplessCounts GaplessSequence::counts() const {
   std::lock_guard lock(mutex_);
   return GaplessCounts{entries_.size(), waiters_.size(), commits_,       voided_,
                        releases_,       expiries_,       queue_timeouts_};
-}
-
-std::vector<std::string> verify_gapless_records(const KeyValues& records) {
-  struct Seq {
-    std::optional<GaplessFrontier> frontier;
-    std::map<std::uint64_t, std::string> committed, reserved, voids;
-  };
-  std::map<std::string, Seq> seqs;
-  std::vector<std::string> problems;
-  for (const auto& [k, v] : records) {
-    if (!std::string_view(k).starts_with(kGaplessPrefix)) continue;
-    auto parsed = parse_gapless_key(std::string_view(k).substr(kGaplessPrefix.size()));
-    if (!parsed) {
-      problems.push_back("unreadable key '" + k + "'");
-      continue;
-    }
-    auto& s = seqs[parsed->name];
-    if (parsed->kind == "f") {
-      s.frontier = decode_frontier(v);
-      if (!s.frontier) problems.push_back(parsed->name + ": unreadable frontier '" + v + "'");
-    } else if (parsed->kind == "c") {
-      s.committed[parsed->number] = v;
-    } else if (parsed->kind == "r") {
-      s.reserved[parsed->number] = v;
-    } else {
-      s.voids[parsed->number] = v;
-    }
-  }
-  for (const auto& [name, s] : seqs) {
-    if (!s.frontier) {
-      if (!s.committed.empty() || !s.voids.empty()) {
-        // Every write carries the frontier until it has landed once.
-        problems.push_back(name + ": committed numbers but no frontier record");
-      }
-    }
-    const std::uint64_t first = s.frontier ? s.frontier->first : 0;
-    const std::uint64_t step = s.frontier ? s.frontier->step : 1;
-    const std::uint64_t first_open = s.frontier ? s.frontier->first_open : first;
-    if (s.frontier && (first_open < first || (first_open - first) % step != 0)) {
-      problems.push_back(name + ": frontier " + std::to_string(first_open) + " is off the grid");
-    }
-    auto on_grid = [&](std::uint64_t n) { return n >= first && (n - first) % step == 0; };
-    for (const auto& [n, v] : s.committed) {
-      if (!on_grid(n)) problems.push_back(name + ": committed " + std::to_string(n) + " off grid");
-      if (v != "" && v != "void") {
-        problems.push_back(name + ": committed " + std::to_string(n) + " has value '" + v + "'");
-      }
-      if (v == "void" && !s.voids.contains(n)) {
-        problems.push_back(name + ": void " + std::to_string(n) + " has no reason record");
-      }
-    }
-    for (const auto& [n, v] : s.reserved) {
-      if (!on_grid(n)) problems.push_back(name + ": reserved " + std::to_string(n) + " off grid");
-      if (!decode_reservation(n, v)) {
-        problems.push_back(name + ": unreadable reservation of " + std::to_string(n));
-      }
-      if (n < first_open || s.committed.contains(n)) {
-        problems.push_back(name + ": " + std::to_string(n) + " is both committed and reserved");
-      }
-    }
-    for (const auto& [n, reason] : s.voids) {
-      if (n >= first_open && !s.committed.contains(n)) {
-        problems.push_back(name + ": void " + std::to_string(n) + " is not committed");
-      }
-    }
-  }
-  return problems;
 }
 
 }  // namespace ticketd

@@ -16,6 +16,7 @@
 
 #include "server/base/result.h"
 #include "server/core/clock.h"
+#include "server/core/gapless_records.h"
 #include "server/core/group_committer.h"
 #include "server/core/sequence_spec.h"
 #include "storage/counter_store.h"
@@ -36,19 +37,13 @@ struct GaplessOptions {
   std::int64_t strict_wait_ms = 5000;  // strict: how long a caller may queue for its turn
 };
 
-/// A number held by one caller until it commits or releases it, or until `expires_at_unix_ms`.
-struct Reservation {
-  std::string id;  // "<number>-<16 hex digits>": unique across restarts
-  std::uint64_t number = 0;
-  std::string holder;
-  std::int64_t expires_at_unix_ms = 0;
-};
-
 /// A point-in-time view for the audit endpoint, `ticketd verify` and tests.
 struct GaplessAudit {
   struct Pending {
     Reservation reservation;
-    std::string_view state;  // "reserving" | "held" | "committing" | "releasing"
+    // "reserving" | "held" | "committing" | "releasing" | "in_doubt" (a commit whose write's
+    // outcome is unknown: ticketd writes it again until it lands)
+    std::string_view state;
   };
   SequenceSpec spec;
   GaplessOrder order = GaplessOrder::kRelaxed;
@@ -122,9 +117,9 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
   /// front ends' executors).
   void fail_waiters(const Error& error);
 
-  /// Releases reservations whose TTL ran out and fails strict-order waiters whose wait did;
-  /// returns how many it ended. The daemon calls it periodically; tests call it after moving
-  /// a FakeClock.
+  /// Releases reservations whose TTL ran out, writes again the commits whose outcome is in
+  /// doubt, and fails strict-order waiters whose wait ran out; returns how many it ended. The
+  /// daemon calls it periodically; tests call it after moving a FakeClock.
   std::size_t expire_due();
 
   [[nodiscard]] GaplessAudit audit(std::size_t list_limit = 1000) const;
@@ -144,11 +139,17 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
                   GroupCommitter& committer, const Clock& clock);  // use open()
 
  private:
-  enum class State { kReserving, kHeld, kCommitting, kReleasing };
+  enum class State { kReserving, kHeld, kCommitting, kReleasing, kInDoubt };
   struct Entry {
     Reservation reservation;
     State state = State::kReserving;
     bool durable = true;  // a record "r/<n>" was (or is being) written
+    // A commit of this number was written with an unknown outcome (StorageErrc::
+    // kOutcomeUnknown): it may be committed on disk, so it is never released or handed out
+    // again; ticketd writes the same commit again (at each expiry pass, or when the holder
+    // retries) until one lands. `void_reason` is that commit's.
+    bool in_doubt = false;
+    std::optional<std::string> void_reason;
   };
   struct Waiter {
     std::string holder;
@@ -175,6 +176,11 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
   // Under mutex_: starts queued strict-order callers while it is their turn.
   void admit_waiters_locked(Deferred& later);
   void release_locked(std::uint64_t number, GaplessDone done, Deferred& later);
+  // Under mutex_: writes the commit of `number` (a void one with `void_reason`).
+  void submit_finish_locked(std::uint64_t number, std::optional<std::string> void_reason,
+                            GaplessDone done, Deferred& later);
+  // Under mutex_: `e`'s commit may have applied; it waits in doubt for the next attempt.
+  void mark_in_doubt_locked(std::uint64_t number, Entry& e, std::optional<std::string> reason);
   void mark_committed_locked(std::uint64_t number);
   // Under mutex_: submits `mutations` (plus any pending fold of "c/" keys into "f").
   void submit_locked(std::vector<Mutation> mutations, GroupCommitter::Done done, Deferred& later);
@@ -205,41 +211,5 @@ class GaplessSequence : public std::enable_shared_from_this<GaplessSequence> {
   std::uint64_t id_counter_ = 0;
   std::uint64_t commits_ = 0, voided_ = 0, releases_ = 0, expiries_ = 0, queue_timeouts_ = 0;
 };
-
-/// What `ticketd verify` checks, read straight from the store: `records` are every key under
-/// "gapless/" (all gapless sequences). The records decode, no number is both committed and
-/// reserved, nothing reserved lies below "f", every number is on its sequence's grid, every void
-/// is committed. Returns one line per violation (empty: the invariants hold).
-[[nodiscard]] std::vector<std::string> verify_gapless_records(const KeyValues& records);
-
-inline constexpr std::string_view kGaplessPrefix = "gapless/";
-
-/// A key under "gapless/", taken apart: "<name>/f" (kind "f") or "<name>/<c|r|v>/<20 digits>".
-struct GaplessKey {
-  std::string name;
-  std::string kind;  // "f", "c", "r", "v"
-  std::uint64_t number = 0;
-};
-/// `rest` is the key without "gapless/"; nullopt when it is none of the forms above.
-[[nodiscard]] std::optional<GaplessKey> parse_gapless_key(std::string_view rest);
-
-/// The record under "gapless/<name>/f": every number below `first_open` is committed, and the
-/// sequence was stored with this first value and step.
-struct GaplessFrontier {
-  std::uint64_t first_open = 0;
-  std::uint64_t first = 0;
-  std::uint64_t step = 0;
-  friend bool operator==(const GaplessFrontier&, const GaplessFrontier&) = default;
-};
-
-/// "first_open=N first=F step=S": no version field (the format predates it; a later one would
-/// add "v=2", which this reader ignores only if the fields above still mean the same).
-[[nodiscard]] std::string encode_frontier(const GaplessFrontier& frontier);
-[[nodiscard]] std::optional<GaplessFrontier> decode_frontier(std::string_view text);
-/// The record under "gapless/<name>/r/<number>": "id=<id> expires_at_ms=<ms> holder=<the rest,
-/// any bytes>". The id must belong to `number`.
-[[nodiscard]] std::string encode_reservation(const Reservation& reservation);
-[[nodiscard]] std::optional<Reservation> decode_reservation(std::uint64_t number,
-                                                            std::string_view text);
 
 }  // namespace ticketd

@@ -28,11 +28,14 @@ ServingGate::ServingGate(const Clock& clock, InstanceAddress self, std::int64_t 
   view_.self = std::move(self);
 }
 
-bool ServingGate::serving() const {
-  if (standalone_) return true;
+bool ServingGate::serving() const { return serving_term().has_value(); }
+
+std::optional<std::int64_t> ServingGate::serving_term() const {
+  if (standalone_) return 0;
   std::lock_guard lock(mutex_);
-  if (view_.role != Role::kLeader) return false;
-  return clock_.monotonic_ms() - renewal_sent_ms_ < ttl_ms_ - margin_ms_;
+  if (view_.role != Role::kLeader) return std::nullopt;
+  if (clock_.monotonic_ms() - renewal_sent_ms_ >= ttl_ms_ - margin_ms_) return std::nullopt;
+  return view_.revision;
 }
 
 ClusterView ServingGate::view() const {

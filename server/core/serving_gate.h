@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "server/base/result.h"
@@ -50,6 +51,9 @@ class ServingGate {
               std::int64_t margin_ms);
 
   [[nodiscard]] bool serving() const;
+  /// As serving(), with the term it serves under, read in the same step: nullopt when not
+  /// serving, 0 for a standalone gate (no election, no term).
+  [[nodiscard]] std::optional<std::int64_t> serving_term() const;
   [[nodiscard]] ClusterView view() const;
   /// kNotLeader naming the leader's MySQL (`for_http` false) or HTTP address.
   [[nodiscard]] Error not_serving_error(bool for_http) const;

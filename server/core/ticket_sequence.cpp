@@ -21,7 +21,16 @@ u128 align_up(u128 v, std::uint64_t increment, std::uint64_t offset) {
 TicketSequence::TicketSequence(SequenceRecord record, GroupCommitter& committer, const Clock& clock)
     : name_(record.spec.name), committer_(committer), clock_(clock), spec_(std::move(record.spec)) {
   durable_ceiling_ = record.ceiling;
-  rate_tat_us_ = record.rate_tat_us;
+  // The record's arrival time is wall-clock time: carry what is left of it onto the monotonic
+  // clock. No legitimate arrival time lies more than one window ahead (a take never spends past
+  // it), so a record from a wall clock since stepped back is held to one window: a full burst
+  // spent, never a stall as long as the step.
+  const std::int64_t wall_ms = clock_.now_unix_ms();
+  const std::uint64_t wall_now = wall_ms <= 0 ? 0 : static_cast<std::uint64_t>(wall_ms) * 1000;
+  const std::uint64_t ahead =
+      record.rate_tat_us > wall_now ? record.rate_tat_us - wall_now : std::uint64_t{0};
+  const u128 tat = u128{now_us()} + std::min(ahead, rate_window_us(spec_));
+  rate_tat_us_ = static_cast<std::uint64_t>(std::min<u128>(tat, ~std::uint64_t{0}));
   highest_target_ = record.ceiling;
   fence_ = record.fence;
   restrided_ = record.restrided;
@@ -73,8 +82,17 @@ Error TicketSequence::rate_error() const {
 }
 
 std::uint64_t TicketSequence::now_us() const {
-  const std::int64_t ms = clock_.now_unix_ms();
+  const std::int64_t ms = clock_.monotonic_ms();
   return ms <= 0 ? 0 : static_cast<std::uint64_t>(ms) * 1000;
+}
+
+std::uint64_t TicketSequence::rate_tat_wall_us_locked() const {
+  const std::uint64_t now = now_us();
+  if (rate_tat_us_ <= now) return 0;  // in the past: the whole allowance is back
+  const std::int64_t wall_ms = clock_.now_unix_ms();
+  const u128 wall_now = wall_ms <= 0 ? 0 : u128{static_cast<std::uint64_t>(wall_ms)} * 1000;
+  return static_cast<std::uint64_t>(
+      std::min<u128>(wall_now + (rate_tat_us_ - now), ~std::uint64_t{0}));
 }
 
 std::uint64_t TicketSequence::rate_budget_locked(std::uint64_t now) const {
@@ -472,9 +490,9 @@ void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
   if (grid_undo_ && spec_dirty_) grid_change_in_write_ = true;
   spec_dirty_ = false;
   rollback_next_ = took_values ? std::optional<u128>(before) : std::nullopt;
-  mutations.front() =
-      Mutation{sequence_key(name_),
-               encode_record(SequenceRecord{spec_, ceiling, fence_, restrided_, rate_tat_us_})};
+  mutations.front() = Mutation{
+      sequence_key(name_),
+      encode_record(SequenceRecord{spec_, ceiling, fence_, restrided_, rate_tat_wall_us_locked()})};
   lock.unlock();
   committer_.submit(std::move(mutations),
                     [self = shared_from_this(), ceiling](const DetailedResult<void>& r) {
@@ -587,7 +605,7 @@ SequenceInfo TicketSequence::info() const {
   i.highest_ceiling = std::max(durable_ceiling_, highest_target_);
   i.fence = fence_;
   i.restrided = restrided_;
-  i.rate_tat_us = rate_tat_us_;
+  i.rate_tat_us = rate_tat_wall_us_locked();
   const std::uint64_t limit = limit_locked();
   i.exhausted = next_ > limit;
   i.next_value = i.exhausted ? 0 : static_cast<std::uint64_t>(next_);

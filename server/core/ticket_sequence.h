@@ -189,7 +189,11 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   // Values the next write may add under max_rate at `now_us` (GCRA: the allowance left before
   // rate_tat_us_ passes now + the window).
   [[nodiscard]] std::uint64_t rate_budget_locked(std::uint64_t now_us) const;
+  // The clock the allowance runs on: monotonic, so a wall clock stepped back neither stalls
+  // issuance nor, stepped forward, refills the allowance early.
   [[nodiscard]] std::uint64_t now_us() const;
+  // rate_tat_us_ as a wall-clock time, for the record (a restart's monotonic clock starts over).
+  [[nodiscard]] std::uint64_t rate_tat_wall_us_locked() const;
   // The highest value the current grid may issue: max_value, or the fence below it.
   [[nodiscard]] std::uint64_t limit_locked() const;
   // Queues a count-0 waiter answered by the write that carries a settings change (set_fence,
@@ -214,8 +218,10 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   // With assigned blocks in the write in flight: the next value before they were taken, to
   // return to if the write fails (nothing else is handed out while they wait).
   std::optional<unsigned __int128> rollback_next_;
-  bool spec_dirty_ = false;            // spec changed: the next write must carry it
-  std::uint64_t rate_tat_us_ = 0;      // SequenceRecord::rate_tat_us, as of the last write started
+  bool spec_dirty_ = false;  // spec changed: the next write must carry it
+  // The GCRA's theoretical arrival time on now_us()'s monotonic clock, as of the last write
+  // started; the record keeps it as wall-clock time (rate_tat_wall_us_locked()).
+  std::uint64_t rate_tat_us_ = 0;
   std::uint64_t rollback_tat_us_ = 0;  // before the write in flight, to return to if it fails
   std::uint64_t fence_ = 0;
   bool restrided_ = false;

@@ -58,6 +58,9 @@ const auto kTable = std::to_array<ErrorMapping>({
     // A fenced write: another instance holds the leadership this one wrote under. Retrying
     // here cannot succeed; the leader can, so the answer is the gate's (and names it).
     {StorageErrc::kFenced, status::service_unavailable, "not_leader"},
+    // A write that may have applied: not "storage_failed", which says nothing happened. A
+    // gapless commit retried answers once ticketd has completed it.
+    {StorageErrc::kOutcomeUnknown, status::service_unavailable, "outcome_unknown"},
     {StorageErrc::kClosed, status::service_unavailable, "shutting_down"},
     {HttpErrc::kMalformed, status::bad_request, "bad_request"},
     {HttpErrc::kUnauthorized, status::unauthorized, "unauthorized"},

@@ -2,6 +2,8 @@
 
 #include <boost/beast/http/field.hpp>
 #include <boost/json/serialize.hpp>
+#include <charconv>
+#include <iterator>
 #include <utility>
 
 #include "server/core/ticket_errc.h"
@@ -47,6 +49,11 @@ Response Reply::json_response(status st) const {
 void Reply::send(Response res) const {
   res.version(version_);
   res.keep_alive(keep_alive_);
+  if (term_ > 0) {
+    char digits[24];
+    const auto end = std::to_chars(std::begin(digits), std::end(digits), term_).ptr;
+    res.set("Ticketd-Term", std::string_view(digits, static_cast<std::size_t>(end - digits)));
+  }
   const double seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   deps_->metrics.request_latency(kHttpFrontend, route_, seconds);
   done_(std::move(res));

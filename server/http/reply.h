@@ -33,6 +33,10 @@ class Reply {
 
   /// The metric label of the route; "unmatched" until one is set.
   void set_route(std::string_view label) { route_ = label; }
+  /// The leadership term the request was admitted under (ServingGate::serving_term): every
+  /// answer carries it as `Ticketd-Term`, so a client (the nemesis checker) can tell which
+  /// leader served it. 0 (standalone): no such field.
+  void set_term(std::int64_t term) { term_ = term; }
   [[nodiscard]] const HttpDeps& deps() const { return *deps_; }
   /// Wraps a callback given to the engine: `then` runs on the session's strand with the
   /// engine's answer of type T, so the response is built there (net::Handoff).
@@ -82,6 +86,7 @@ class Reply {
   std::function<void(Response)> done_;
   std::shared_ptr<net::Handoff> handoff_;
   std::string* body_buffer_ = nullptr;
+  std::int64_t term_ = 0;
 };
 
 }  // namespace ticketd::http

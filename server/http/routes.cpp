@@ -91,14 +91,18 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
         "request body is larger than " + std::to_string(deps.options.body_limit) + " bytes");
   }
   if (auto r = check_query(route, target->query); !r) return reply.fail(r.error());
-  if (route.needs_leader && deps.gate != nullptr && !deps.gate->serving()) {
-    const Error refused = deps.gate->not_serving_error(true);
-    if (deps.options.follower_redirect && route.access != Access::kPublic) {
-      const auto location =
-          leader_location(deps.gate->view().leader.http, deps.tls != nullptr, req.target());
-      if (location) return reply.redirect_to_leader(refused, *location);
+  if (route.needs_leader && deps.gate != nullptr) {
+    const auto term = deps.gate->serving_term();
+    if (!term) {
+      const Error refused = deps.gate->not_serving_error(true);
+      if (deps.options.follower_redirect && route.access != Access::kPublic) {
+        const auto location =
+            leader_location(deps.gate->view().leader.http, deps.tls != nullptr, req.target());
+        if (location) return reply.redirect_to_leader(refused, *location);
+      }
+      return reply.fail(refused);
     }
-    return reply.fail(refused);
+    reply.set_term(*term);
   }
   handoff->begin();
   route.handler(reply, RouteRequest{req, m.params, target->query});

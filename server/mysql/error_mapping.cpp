@@ -52,6 +52,8 @@ const EngineRow kEngineRows[] = {
     {StorageErrc::kLocked, kErGeneral, "HY000"},
     {StorageErrc::kFenced, kErOptionPreventsStatement, "HY000", Shape::kReadOnly},
     {StorageErrc::kClosed, kErServerShutdown, "08S01"},
+    // A write that may have applied: mysqld's "error during COMMIT", with the engine's message.
+    {StorageErrc::kOutcomeUnknown, kErErrorDuringCommit, "HY000"},
     {SnowflakeErrc::kClockMovedBackwards, kErGeneral, "HY000"},
     {SnowflakeErrc::kWorkerLeaseLost, kErOptionPreventsStatement, "HY000"},
     {WorkerErrc::kUnknownPool, kErGeneral, "HY000"},

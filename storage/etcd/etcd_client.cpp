@@ -65,11 +65,11 @@ std::string tls_problem(const beast::error_code& ec, const std::string& detail) 
 Error io_error(const std::string& what, const beast::error_code& ec,
                std::chrono::milliseconds timeout) {
   if (ec == beast::error::timeout) {
-    return error(EtcdErrc::kTimeout,
+    return error(EtcdErrc::kOutcomeUnknown,
                  what + "no reply within " + std::to_string(timeout.count()) + " ms");
   }
   if (net::is_tls_error(ec)) return error(EtcdErrc::kTls, what + tls_problem(ec, ""));
-  return error(EtcdErrc::kUnavailable, what + ec.message());
+  return error(EtcdErrc::kOutcomeUnknown, what + ec.message());
 }
 
 // An error reply of the gateway (an HTTP error status, or an error line of a stream).
@@ -80,9 +80,9 @@ Error gateway_error(const std::string& what, const GatewayError& g) {
       if (contains(g.message, "lease not found")) return error(EtcdErrc::kLeaseNotFound, detail);
       return error(EtcdErrc::kRejected, detail);
     case kGrpcDeadlineExceeded:
-      return error(EtcdErrc::kTimeout, detail);
     case kGrpcUnavailable:
-      return error(EtcdErrc::kUnavailable, detail);
+      // "request timed out", "leader changed": the proposal may still commit.
+      return error(EtcdErrc::kOutcomeUnknown, detail);
     case kGrpcUnauthenticated:
       return error(EtcdErrc::kAuth, detail);
     case kGrpcPermissionDenied:

@@ -105,11 +105,10 @@ DetailedResult<void> EtcdCounterStore::commit(std::span<const Mutation> mutation
   if (!r) {
     // A deadline passed or the connection broke after the transaction was sent: etcd may have
     // applied it. Whoever is told must not read this as "nothing happened" (the nemesis suite
-    // found a client that did): a retry tells (a gapless commit retried gets 409
-    // reservation_ended when it was applied).
-    const auto& code = r.error().code;
-    if (code == EtcdErrc::kTimeout || code == EtcdErrc::kUnavailable) {
-      return Error{StorageErrc::kIo,
+    // found a client that did). A transaction that never left (no endpoint reachable) is a
+    // plain failure.
+    if (r.error().code == EtcdErrc::kOutcomeUnknown) {
+      return Error{StorageErrc::kOutcomeUnknown,
                    r.error().message + "; the write's outcome is unknown: it may have applied"};
     }
     return io_error(r.error());

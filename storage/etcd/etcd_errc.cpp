@@ -29,6 +29,8 @@ const char* describe_etcd(EtcdErrc e) noexcept {
       return "etcd permission denied";
     case EtcdErrc::kCancelled:
       return "etcd watch cancelled";
+    case EtcdErrc::kOutcomeUnknown:
+      return "no definite answer from etcd (a write may have applied)";
   }
   return nullptr;
 }

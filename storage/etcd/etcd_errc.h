@@ -7,8 +7,8 @@
 namespace ticketd::etcd {
 
 enum class EtcdErrc {
-  kUnavailable = 1,   // no endpoint accepted a connection, or the connection broke mid-call
-  kTimeout,           // the call's deadline passed (the outcome of a write is then unknown)
+  kUnavailable = 1,   // no endpoint accepted a connection (nothing was sent), or a watch ended
+  kTimeout,           // the deadline passed before any endpoint took the call (nothing was sent)
   kBadResponse,       // the reply was not HTTP 200 with the JSON the call expects
   kLeaseNotFound,     // the lease expired or was revoked (gRPC NOT_FOUND on a lease call)
   kRejected,          // etcd answered with an error (invalid argument, too many ops, auth, ...)
@@ -17,6 +17,10 @@ enum class EtcdErrc {
   kAuth,              // etcd refused our credentials (wrong user or password, auth needed)
   kPermissionDenied,  // the user has no permission on the key
   kCancelled,         // the watch was cancelled (EtcdWatch::cancel)
+  // The request went out and no definite answer came back: the connection broke, the deadline
+  // passed, or etcd answered UNAVAILABLE / DEADLINE_EXCEEDED ("request timed out", "leader
+  // changed"). A write may have applied, or may still apply.
+  kOutcomeUnknown,
 };
 
 const boost::system::error_category& etcd_category() noexcept;

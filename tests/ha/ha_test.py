@@ -172,7 +172,13 @@ def test_failover(cluster):
     instances = [a, b]
     try:
         a.start()
-        wait_role(a, "leader")
+        leading = wait_role(a, "leader")
+        # Every answer admitted by the leader names the term it served under (the checker of
+        # tests/nemesis holds them to fencing).
+        with urllib.request.urlopen(urllib.request.Request(
+                f"http://127.0.0.1:{a.http_port}/v1/sequences/Tickets64/next", data=b"{}",
+                headers={"Content-Type": "application/json"}), timeout=5) as r:
+            assert r.headers["Ticketd-Term"] == str(leading["term"]), (r.headers, leading)
         b.start()
         v = wait_role(b, "follower")
         assert v["leader"]["mysql"] == f"127.0.0.1:{a.mysql_port}", v

@@ -55,6 +55,11 @@ class History:
         self.file.close()
 
 
+# The Ticketd-Term of the last HTTP answer this thread read (None: none, or a standalone
+# server): Process.op records it with an ok, and the checker holds terms to fencing.
+_answer = threading.local()
+
+
 class Unknown(Exception):
     """The request may have reached the server: its outcome is unknown."""
 
@@ -82,6 +87,7 @@ class Process:
         if mono:
             base["mono"] = mono
         self.history.add(dict(base, type="invoke", time=time.time(), value=value))
+        _answer.term = None
         try:
             result = fn()
         except Refused as e:
@@ -93,7 +99,10 @@ class Process:
             self.history.add(dict(base, type="info", time=time.time(), value=value,
                                   error=f"{type(e).__name__}: {str(e)[:200]}"))
             return None
-        self.history.add(dict(base, type="ok", time=time.time(), value=result))
+        ok = dict(base, type="ok", time=time.time(), value=result)
+        if _answer.term is not None:
+            ok["term"] = int(_answer.term)
+        self.history.add(ok)
         return result
 
 
@@ -120,6 +129,7 @@ class Servers:
                                       "Authorization": f"Bearer {self.token}"})
                 resp = conn.getresponse()
                 text = resp.read()
+                _answer.term = resp.getheader("Ticketd-Term")
             except (OSError, http.client.HTTPException) as e:
                 raise Unknown(f"{method} {path}: {e}") from e
             return resp.status, (json.loads(text) if text else None)
@@ -138,21 +148,24 @@ class Servers:
 
 
 def http_outcome(status, body, ok_statuses):
-    """Maps an HTTP answer to a result or an exception: 4xx and the 503s given before anything
-    was written (not the leader, a full pool, shutting down) are certain refusals; a 503
-    storage_failed is not (a write whose reply was lost may have applied: ticketd says so in its
-    message, see EtcdCounterStore::commit), nor is any other error."""
+    """Maps an HTTP answer to a result or an exception: 4xx and the 503s of a request that
+    changed nothing (not the leader, a full pool, shutting down, storage_failed) are certain
+    refusals; a 503 outcome_unknown is not (a write whose reply was lost may have applied:
+    StorageErrc::kOutcomeUnknown), nor is any other error."""
     if status in ok_statuses:
         return body
     code = body.get("error", {}).get("code") if isinstance(body, dict) else None
-    if 400 <= status < 500 or (status == 503 and code != "storage_failed"):
+    if 400 <= status < 500 or (status == 503 and code != "outcome_unknown"):
         raise Refused(f"{status} {body}")
     raise Unknown(f"{status} {body}")
 
 
 def mysql_error(e):
-    """An ERR packet is a certain refusal; a lost connection is unknown."""
+    """An ERR packet is a certain refusal, except 1180 for a write whose outcome is unknown; a
+    lost connection is unknown."""
     if isinstance(e, pymysql.err.OperationalError) and e.args and e.args[0] in (2013, 2006, 2014):
+        return Unknown(str(e))
+    if e.args and e.args[0] == 1180 and "outcome is unknown" in str(e):
         return Unknown(str(e))
     if isinstance(e, (pymysql.err.InternalError, pymysql.err.OperationalError,
                       pymysql.err.ProgrammingError, pymysql.err.NotSupportedError)):

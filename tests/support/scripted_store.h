@@ -10,8 +10,10 @@
 namespace ticketd::testing {
 
 /// Wraps a MemoryCounterStore. `fail_next(n)` makes the next n commits fail with kNoSpace
-/// (nothing applied); `hold()` blocks commits until `release()`, so tests can queue requests
-/// behind a commit in progress and observe group commit deterministically.
+/// (nothing applied); `lose_reply_next(n, applied)` makes them answer kOutcomeUnknown, having
+/// applied them or not (a remote store whose reply was lost); `hold()` blocks commits until
+/// `release()`, so tests can queue requests behind a commit in progress and observe group commit
+/// deterministically.
 class ScriptedStore final : public CounterStore {
  public:
   DetailedResult<std::optional<std::string>> get(std::string_view key) override {
@@ -33,8 +35,21 @@ class ScriptedStore final : public CounterStore {
       --failures_left_;
       return Error{StorageErrc::kNoSpace, "injected: no space left on device"};
     }
+    if (lost_replies_left_ > 0) {
+      --lost_replies_left_;
+      if (lost_apply_) {
+        if (auto r = inner_.commit(mutations); !r) return r;
+      }
+      return Error{StorageErrc::kOutcomeUnknown, "injected: no reply within the deadline"};
+    }
     lock.unlock();
     return inner_.commit(mutations);
+  }
+
+  void lose_reply_next(int n, bool applied) {
+    std::lock_guard lock(mutex_);
+    lost_replies_left_ = n;
+    lost_apply_ = applied;
   }
 
   void fail_next(int n) {
@@ -63,6 +78,8 @@ class ScriptedStore final : public CounterStore {
   std::mutex mutex_;
   std::condition_variable changed_;
   int failures_left_ = 0;
+  int lost_replies_left_ = 0;
+  bool lost_apply_ = false;
   int entered_ = 0;
   bool held_ = false;
 };

@@ -258,6 +258,77 @@ TEST(GaplessSequence, FailedCommitChangesNothingAndCanBeRetried) {
   EXPECT_EQ(g->audit().committed_through, 1u);
 }
 
+// Issue 29: a commit whose write got no answer (etcd's reply lost) may be on disk. The number
+// was released on the next expiry (or by a MySQL COMMIT's clean-up) and handed out and
+// committed again: one invoice number twice. It stays in doubt now, and ticketd completes the
+// commit itself, whichever way the first write went.
+TEST(GaplessSequence, ACommitWithAnUnknownOutcomeIsCompletedNeverHandedOutAgain) {
+  for (const bool applied : {true, false}) {
+    SCOPED_TRACE(applied ? "the lost write applied" : "the lost write did not apply");
+    Fixture f;
+    auto g = f.open();
+    auto r = reserve(*g, 1000);
+    ASSERT_TRUE(r);
+    f.store.lose_reply_next(1, applied);
+    auto c = commit(*g, r->id);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code, StorageErrc::kOutcomeUnknown);
+    ASSERT_EQ(g->audit().pending.size(), 1u);
+    EXPECT_EQ(g->audit().pending[0].state, "in_doubt");
+    // Not the holder's to release any more, and its TTL does not free it.
+    auto rel = release(*g, r->id);
+    ASSERT_FALSE(rel);
+    EXPECT_EQ(rel.error().code, TicketErrc::kReservationEnded);
+    f.clock.advance(5000);
+    g->expire_due();
+    drain(*f.committer);
+    EXPECT_EQ(g->audit().committed_through, 1u);
+    EXPECT_TRUE(g->audit().pending.empty());
+    EXPECT_EQ(reserve(*g)->number, 2u);
+    expect_invariants(*g);
+  }
+}
+
+TEST(GaplessSequence, AHolderRetryingAnInDoubtCommitGetsItsAnswer) {
+  Fixture f;
+  auto g = f.open();
+  auto r = reserve(*g);
+  ASSERT_TRUE(r);
+  f.store.lose_reply_next(1, /*applied=*/false);
+  ASSERT_FALSE(commit(*g, r->id));
+  // A retry that fails outright leaves it in doubt: the first write may still be on disk.
+  f.store.fail_next(1);
+  auto failed = commit(*g, r->id);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code, StorageErrc::kOutcomeUnknown);
+  EXPECT_EQ(g->audit().pending.at(0).state, "in_doubt");
+  // A void asked for now still commits what the first call asked for.
+  auto voided = wait_done([&](GaplessDone d) { g->commit_void(r->id, "typo", std::move(d)); });
+  ASSERT_TRUE(voided) << voided.error().message;
+  EXPECT_EQ(g->audit().committed_through, 1u);
+  EXPECT_TRUE(g->audit().voids.empty());
+  // After a restart it reads as committed.
+  f.restart();
+  EXPECT_EQ(f.open()->audit().committed_through, 1u);
+}
+
+TEST(GaplessSequence, ATakeWithAnUnknownOutcomeIsCompletedNeverHandedOutAgain) {
+  Fixture f;
+  auto g = f.open();
+  f.store.lose_reply_next(1, /*applied=*/true);
+  auto t = take(*g);
+  ASSERT_FALSE(t);
+  EXPECT_EQ(t.error().code, StorageErrc::kOutcomeUnknown);
+  auto other = reserve(*g);
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->number, 2u);
+  f.clock.advance(2000);
+  g->expire_due();
+  drain(*f.committer);
+  EXPECT_EQ(g->audit().committed_through, 1u);
+  expect_invariants(*g);
+}
+
 TEST(GaplessSequence, FailedReservationReturnsTheNumber) {
   Fixture f;
   auto g = f.open();

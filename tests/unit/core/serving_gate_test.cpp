@@ -19,6 +19,7 @@ TEST(ServingGate, StandaloneAlwaysServes) {
   FakeClock clock;
   ServingGate gate(clock);
   EXPECT_TRUE(gate.serving());
+  EXPECT_EQ(gate.serving_term(), 0);  // no election, no term
   clock.advance(1'000'000);
   EXPECT_TRUE(gate.serving());
 }
@@ -46,14 +47,17 @@ TEST(ServingGate, FollowerNeverServesAndNamesTheLeader) {
 TEST(ServingGate, LeaderStopsServingWhenTheLastRenewalIsOlderThanTtlMinusMargin) {
   FakeClock clock;
   ServingGate gate(clock, self(), kTtlMs, kMarginMs);
+  EXPECT_EQ(gate.serving_term(), std::nullopt);
   gate.lead(42, clock.monotonic_ms());
   EXPECT_TRUE(gate.serving());
+  EXPECT_EQ(gate.serving_term(), 42);
   EXPECT_EQ(gate.view().revision, 42);
   EXPECT_EQ(gate.view().leader, self());
   clock.advance(kTtlMs - kMarginMs - 1);
   EXPECT_TRUE(gate.serving());
   clock.advance(1);
   EXPECT_FALSE(gate.serving());  // stale: etcd may expire the lease soon
+  EXPECT_EQ(gate.serving_term(), std::nullopt);
   EXPECT_NE(gate.not_serving_error(false).message.find("not renewed in time"), std::string::npos);
   gate.renewed(clock.monotonic_ms());
   EXPECT_TRUE(gate.serving());  // a renewal proves the lease alive: serving resumes

@@ -717,6 +717,58 @@ TEST(TicketSequenceRate, LeasesUnderTheCeilingCostNoAllowance) {
   EXPECT_LE(s->info().highest_ceiling, 110000u);
 }
 
+// Issue 29 (the nemesis): the allowance ran on the wall clock, and every write leaves its
+// arrival time at or after "now", so a clock stepped back 30 s read 30 s before that time and
+// every take answered retry_later for as long as the step. It runs on the monotonic clock now.
+TEST(TicketSequenceRate, AWallClockSteppedBackDoesNotStallIssuance) {
+  testing::FakeClock clock;
+  Fixture f;
+  const SequenceSpec spec{.name = "s", .cache = 100, .max_rate = 1000};  // window 100.1 s
+  auto s = std::make_shared<TicketSequence>(SequenceRecord{spec, 0}, f.committer, clock);
+  ASSERT_TRUE(take_and_wait(*s, 1000));
+  clock.jump(-300000);  // five minutes back: three windows
+  auto r = take_and_wait(*s, 1000);
+  ASSERT_TRUE(r) << r.error().message;
+}
+
+// Stepped forward, the wall clock must not refill the allowance: only time passing does.
+TEST(TicketSequenceRate, AWallClockSteppedForwardDoesNotRefillTheAllowance) {
+  testing::FakeClock clock;
+  Fixture f;
+  const SequenceSpec spec{.name = "s", .cache = 100, .max_rate = 1000};
+  auto s = std::make_shared<TicketSequence>(SequenceRecord{spec, 0}, f.committer, clock);
+  while (take_and_wait(*s, 1000)) {
+  }
+  clock.jump(3600 * 1000);
+  EXPECT_FALSE(take_and_wait(*s, 1000));
+  clock.advance(1000);  // a second passes: 1,000 values
+  EXPECT_TRUE(take_and_wait(*s, 1000));
+  EXPECT_FALSE(take_and_wait(*s, 1000));
+}
+
+// The record keeps the arrival time as wall-clock time for the next start. A start whose wall
+// clock reads earlier than the one that wrote it (stepped back while ticketd was down) holds
+// the allowance for at most one window, as if a full burst had just been spent, not for the
+// length of the step; and the record it writes is in the new clock's terms.
+TEST(TicketSequenceRate, ARecordFromAClockSinceSteppedBackHoldsAtMostOneWindow) {
+  testing::FakeClock clock;
+  Fixture f;
+  const SequenceSpec spec{.name = "s", .cache = 100, .max_rate = 1000};
+  const std::uint64_t window_ms = rate_window_us(spec) / 1000;  // 100,100 ms
+  const auto wall_us = static_cast<std::uint64_t>(clock.now_unix_ms()) * 1000;
+  const std::uint64_t hour_ahead = wall_us + std::uint64_t{3600} * 1000000;
+  auto s = std::make_shared<TicketSequence>(SequenceRecord{spec, 0, 0, false, hour_ahead},
+                                            f.committer, clock);
+  EXPECT_FALSE(take_and_wait(*s, 1000));  // a burst's worth spent: nothing yet
+  EXPECT_LE(s->info().rate_tat_us, wall_us + rate_window_us(spec));
+  clock.advance(static_cast<std::int64_t>(window_ms) + 1000);
+  auto r = take_and_wait(*s, 1000);
+  ASSERT_TRUE(r) << r.error().message;
+  auto rec = stored(f.store, "s");
+  ASSERT_TRUE(rec);
+  EXPECT_LT(rec->rate_tat_us, hour_ahead);
+}
+
 TEST(TicketSequenceRate, TheDefaultRateNeverGetsInTheWayOfOrdinaryTraffic) {
   testing::FakeClock clock;  // frozen: no refill at all
   Fixture f;

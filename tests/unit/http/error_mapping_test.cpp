@@ -46,6 +46,7 @@ const Case kCases[] = {
     {StorageErrc::kLocked, status::service_unavailable, "storage_failed"},
     {StorageErrc::kFenced, status::service_unavailable, "not_leader"},
     {StorageErrc::kClosed, status::service_unavailable, "shutting_down"},
+    {StorageErrc::kOutcomeUnknown, status::service_unavailable, "outcome_unknown"},
     {HttpErrc::kMalformed, status::bad_request, "bad_request"},
     {HttpErrc::kUnauthorized, status::unauthorized, "unauthorized"},
     {HttpErrc::kNoRoute, status::not_found, "not_found"},

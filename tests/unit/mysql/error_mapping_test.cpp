@@ -39,6 +39,7 @@ TEST(MySqlErrorMapping, EveryEngineErrorHasARow) {
       {StorageErrc::kLocked, 1105, "HY000"},
       {StorageErrc::kFenced, 1290, "HY000"},
       {StorageErrc::kClosed, 1053, "08S01"},
+      {StorageErrc::kOutcomeUnknown, 1180, "HY000"},
       {SnowflakeErrc::kClockMovedBackwards, 1105, "HY000"},
       {SnowflakeErrc::kWorkerLeaseLost, 1290, "HY000"},
       {WorkerErrc::kUnknownPool, 1105, "HY000"},
@@ -49,7 +50,7 @@ TEST(MySqlErrorMapping, EveryEngineErrorHasARow) {
   };
   // The last enumerators, so an appended value is noticed here too.
   static_assert(static_cast<int>(TicketErrc::kNotLeader) == 12);
-  static_assert(static_cast<int>(StorageErrc::kClosed) == 6);
+  static_assert(static_cast<int>(StorageErrc::kOutcomeUnknown) == 7);
   static_assert(static_cast<int>(SnowflakeErrc::kWorkerLeaseLost) == 2);
   static_assert(static_cast<int>(WorkerErrc::kPoolFull) == 5);
   for (const auto& c : cases) {
