@@ -12,8 +12,8 @@
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
 #include "server/core/issue_rate.h"
-#include "server/core/retry_scheduler.h"
 #include "server/core/ticket_service.h"
+#include "server/core/timer_queue.h"
 #include "server/core/worker_pool_service.h"
 #include "server/etcd/etcd_worker_lease.h"
 #include "storage/counter_store.h"
@@ -80,7 +80,7 @@ class Engine {
   [[nodiscard]] GroupCommitter& committer() { return committer_; }
   [[nodiscard]] TicketService& service() { return service_; }
   [[nodiscard]] const Clock& clock() const { return clock_; }
-  [[nodiscard]] RetryScheduler& store_reads() { return store_reads_; }
+  [[nodiscard]] TimerQueue& store_reads() { return store_reads_; }
   [[nodiscard]] WorkerPoolService& workers() { return workers_; }
   [[nodiscard]] IssueRateTracker& rates() { return rates_; }
   /// The data directory's lock; null with the etcd engine. Checked by the background tasks.
@@ -107,9 +107,9 @@ class Engine {
   SystemClock clock_;
   // Issue rates of the ticket sequences, kept for backups (loaded with the sequences).
   IssueRateTracker rates_;
-  RetryScheduler retries_;
+  TimerQueue retries_;
   // Store reads that front ends ask for (listing leases) run here, never on an I/O thread.
-  RetryScheduler store_reads_;
+  TimerQueue store_reads_;
   EtcdWorker etcd_worker_;
   // Worker-ID pools; their leases are reloaded from the store with their absolute expiry.
   WorkerPoolService workers_;

@@ -9,7 +9,7 @@
 #include "config/config.h"
 #include "server/app/config_source.h"
 #include "server/base/result.h"
-#include "server/core/retry_scheduler.h"
+#include "server/core/timer_queue.h"
 
 namespace ticketd {
 
@@ -54,7 +54,7 @@ class Reloader {
   void stop() { worker_.stop(); }
 
  private:
-  RetryScheduler worker_;
+  TimerQueue worker_;
   std::mutex mutex_;
   const ConfigSource source_;
   config::Config running_;

@@ -10,7 +10,7 @@
 namespace ticketd {
 
 /// Told when a clock that moves only when told (a test's FakeClock) has been stepped: timer
-/// services (RetryScheduler) implement it to fire what the step made due. Not owned by the
+/// services (TimerQueue) implement it to fire what the step made due. Not owned by the
 /// clock; it unregisters itself before it is destroyed.
 class ClockStepObserver {
  public:
@@ -23,7 +23,7 @@ class ClockStepObserver {
 
 /// Wall-clock milliseconds since the Unix epoch. Injected everywhere time matters so tests can
 /// step it; nothing outside SystemClock reads the system clock. Timers that wait for a reading
-/// (RetryScheduler) take their time from a Clock too: a clock that runs by itself (SystemClock)
+/// (TimerQueue) take their time from a Clock too: a clock that runs by itself (SystemClock)
 /// keeps the defaults below and its timers wait out real time on the monotonic clock; a clock
 /// that moves only when told registers observers and calls them after each step, so a test
 /// steps the timers with the clock. Thread safety: implementations must allow concurrent

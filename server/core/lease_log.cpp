@@ -82,7 +82,7 @@ DetailedResult<std::size_t> LeaseLog::prune(const LeaseRetention& retention, std
   return deletes.size();
 }
 
-LeaseLog::LeaseLog(TicketService& tickets, CounterStore& store, RetryScheduler& reads,
+LeaseLog::LeaseLog(TicketService& tickets, CounterStore& store, TimerQueue& reads,
                    const Clock& clock)
     : tickets_(tickets), store_(store), reads_(reads), clock_(clock) {}
 

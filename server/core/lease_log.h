@@ -12,9 +12,9 @@
 
 #include "server/base/result.h"
 #include "server/core/clock.h"
-#include "server/core/retry_scheduler.h"
 #include "server/core/sequence_spec.h"
 #include "server/core/ticket_service.h"
+#include "server/core/timer_queue.h"
 #include "storage/counter_store.h"
 
 namespace ticketd {
@@ -57,7 +57,7 @@ struct LeaseRetention {
 /// concurrently.
 class LeaseLog {
  public:
-  LeaseLog(TicketService& tickets, CounterStore& store, RetryScheduler& reads, const Clock& clock);
+  LeaseLog(TicketService& tickets, CounterStore& store, TimerQueue& reads, const Clock& clock);
 
   /// Leases `count` values of `sequence` to `holder`; `done` gets the Lease once the block and
   /// its record are durable (inline on a failure, otherwise on the committer thread). Only
@@ -81,7 +81,7 @@ class LeaseLog {
  private:
   TicketService& tickets_;
   CounterStore& store_;
-  RetryScheduler& reads_;
+  TimerQueue& reads_;
   const Clock& clock_;
 };
 

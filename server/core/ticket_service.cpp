@@ -187,7 +187,7 @@ DetailedResult<void> TicketService::add_configured(const std::string& name, Sequ
 }
 
 DetailedResult<void> TicketService::add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
-                                                  RetryScheduler& retries, const Clock& clock) {
+                                                  TimerQueue& retries, const Clock& clock) {
   use_snowflake_retries(&retries, &clock);
   const std::string name = generator->name();
   return add_configured(name, std::move(generator));
@@ -361,7 +361,7 @@ void TicketService::next_snowflake(std::shared_ptr<SnowflakeGenerator> generator
     done(Block{r.id, 1, 1});
     return;
   }
-  // A full tick or a short clock step back: retry on the scheduler, a bounded number of times
+  // A full tick or a short clock step back: retry on the timer queue, a bounded number of times
   // (about a second of waiting), never by sleeping on the caller's thread.
   constexpr int kMaxAttempts = 1000;
   const SnowflakeRetries* retries = snowflake_retries_.load(std::memory_order_acquire);
@@ -369,8 +369,8 @@ void TicketService::next_snowflake(std::shared_ptr<SnowflakeGenerator> generator
     const auto now_ms = retries->clock->now_unix_ms();
     const auto delay =
         std::chrono::milliseconds(std::clamp<std::int64_t>(r.retry_at_unix_ms - now_ms, 0, 1000));
-    retries->scheduler->after(delay, [this, generator = std::move(generator),
-                                      done = std::move(done), attempts]() mutable {
+    retries->timers->after(delay, [this, generator = std::move(generator), done = std::move(done),
+                                   attempts]() mutable {
       next_snowflake(std::move(generator), 1, std::move(done), attempts + 1);
     });
     return;
@@ -383,12 +383,11 @@ void TicketService::next_snowflake(std::shared_ptr<SnowflakeGenerator> generator
   done(r.error);
 }
 
-void TicketService::use_snowflake_retries(RetryScheduler* scheduler, const Clock* clock) {
-  if (scheduler == nullptr || clock == nullptr) return;
+void TicketService::use_snowflake_retries(TimerQueue* timers, const Clock* clock) {
+  if (timers == nullptr || clock == nullptr) return;
   std::unique_lock lock(mutex_);
   if (snowflake_retries_storage_ != nullptr) return;  // the first pair serves every Snowflake
-  snowflake_retries_storage_ =
-      std::make_unique<SnowflakeRetries>(SnowflakeRetries{scheduler, clock});
+  snowflake_retries_storage_ = std::make_unique<SnowflakeRetries>(SnowflakeRetries{timers, clock});
   snowflake_retries_.store(snowflake_retries_storage_.get(), std::memory_order_release);
 }
 

@@ -22,11 +22,11 @@
 #include "server/core/clock.h"
 #include "server/core/gapless_sequence.h"
 #include "server/core/group_committer.h"
-#include "server/core/retry_scheduler.h"
 #include "server/core/sequence_definition.h"
 #include "server/core/sequence_record.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_sequence.h"
+#include "server/core/timer_queue.h"
 #include "server/core/uuidv7_generator.h"
 #include "storage/counter_store.h"
 
@@ -91,7 +91,7 @@ struct SequenceDescription {
 /// ID (null: Snowflake sequences are only configured).
 struct RuntimeKinds {
   const Clock* clock = nullptr;
-  RetryScheduler* background = nullptr;
+  TimerQueue* background = nullptr;
   std::function<DetailedResult<std::shared_ptr<SnowflakeGenerator>>(const std::string& name)>
       open_snowflake;
 };
@@ -137,7 +137,7 @@ class TicketService {
   /// callers never wait on a timer of their own. A name already served with another kind is
   /// kAlreadyExists; the same kind (a definition stored earlier) is replaced by the config's.
   [[nodiscard]] DetailedResult<void> add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
-                                                   RetryScheduler& retries, const Clock& clock);
+                                                   TimerQueue& retries, const Clock& clock);
   /// Names the operator says never existed after the backup this store was restored from
   /// (--force-not-in-backup): created in this run without the restore floor (audited).
   void accept_not_in_backup(std::vector<std::string> names);
@@ -247,10 +247,10 @@ class TicketService {
   // every Snowflake sequence, the first one given (add_snowflake or a runtime create). Set once
   // and read without the lock.
   struct SnowflakeRetries {
-    RetryScheduler* scheduler = nullptr;
+    TimerQueue* timers = nullptr;
     const Clock* clock = nullptr;
   };
-  void use_snowflake_retries(RetryScheduler* scheduler, const Clock* clock);
+  void use_snowflake_retries(TimerQueue* timers, const Clock* clock);
   std::atomic<const SnowflakeRetries*> snowflake_retries_{nullptr};
   void advance(std::string_view name, std::uint64_t value, bool past, BlockCallback done);
   // One audit event about `sequence` (its field), or an info line without a sink.

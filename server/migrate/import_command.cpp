@@ -14,8 +14,8 @@
 #include "server/base/parse_int.h"
 #include "server/core/clock.h"
 #include "server/core/group_committer.h"
-#include "server/core/retry_scheduler.h"
 #include "server/core/ticket_service.h"
+#include "server/core/timer_queue.h"
 #include "server/migrate/mysql_import.h"
 #include "server/migrate/mysql_source.h"
 #include "storage/rocksdb_counter_store.h"
@@ -134,7 +134,7 @@ struct Target {
   std::optional<DataDirLock> lock;
   std::unique_ptr<RocksDbCounterStore> store;
   SystemClock clock;
-  std::unique_ptr<RetryScheduler> background;
+  std::unique_ptr<TimerQueue> background;
   std::unique_ptr<GroupCommitter> committer;
   std::unique_ptr<TicketService> service;
 
@@ -183,7 +183,7 @@ int apply(const ImportPlan& plan, const std::string& data_dir, std::FILE* out, s
     return 1;
   }
   t.store = std::move(*store);
-  t.background = std::make_unique<RetryScheduler>(t.clock);
+  t.background = std::make_unique<TimerQueue>(t.clock);
   t.committer = std::make_unique<GroupCommitter>(*t.store);
   t.service = std::make_unique<TicketService>(*t.store, *t.committer);
   // Each create and advance is one line of the audit trail, as when a front end makes it.

@@ -27,8 +27,8 @@
 #include "server/base/log.h"
 #include "server/core/group_committer.h"
 #include "server/core/lease_log.h"
-#include "server/core/retry_scheduler.h"
 #include "server/core/ticket_service.h"
+#include "server/core/timer_queue.h"
 #include "server/core/uuidv7_generator.h"
 #include "server/core/worker_pool_service.h"
 #include "server/http/routes.h"
@@ -75,7 +75,7 @@ struct Engine {
   MemoryCounterStore store;
   GroupCommitter committer{store};
   TicketService tickets{store, committer};
-  RetryScheduler reads;  // real time, as in production: a FakeClock that never steps would hold it
+  TimerQueue reads;  // real time, as in production: a FakeClock that never steps would hold it
   LeaseLog leases{tickets, store, reads, clock};
   WorkerPoolService workers{store, committer, clock};
   metrics::Metrics metrics{tickets, committer, clock};

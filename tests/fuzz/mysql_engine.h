@@ -13,8 +13,8 @@
 #include "server/base/log.h"
 #include "server/core/gapless_sequence.h"
 #include "server/core/group_committer.h"
-#include "server/core/retry_scheduler.h"
 #include "server/core/ticket_service.h"
+#include "server/core/timer_queue.h"
 #include "server/core/uuidv7_generator.h"
 #include "server/mysql/protocol/auth.h"
 #include "server/mysql/query_executor.h"
@@ -66,7 +66,7 @@ struct MysqlEngine {
   MemoryCounterStore store;
   GroupCommitter committer{store};
   TicketService tickets{store, committer};
-  RetryScheduler background;  // real time: a FakeClock that never steps would hold it
+  TimerQueue background;  // real time: a FakeClock that never steps would hold it
   mysql::ServerSettings settings;
   UuidV7Generator uuids{clock, 7};
   mysql::QueryExecutor executor{tickets, settings, clock, {}, &uuids};

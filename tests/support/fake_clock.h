@@ -14,7 +14,7 @@ namespace ticketd::testing {
 /// Reads whatever the test last set: time moves only through set(), advance() and
 /// advance_to(), so time-dependent tests neither sleep nor depend on the machine's speed. It
 /// may be stepped backwards. Each of those calls is a step: after the new reading is visible it
-/// calls the step observers (a RetryScheduler on this clock runs what became due, on the
+/// calls the step observers (a TimerQueue on this clock runs what became due, on the
 /// stepping thread, before the call returns). Thread safety: all members may be called
 /// concurrently; steps reach the observers one at a time.
 class FakeClock final : public Clock {

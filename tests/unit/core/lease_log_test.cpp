@@ -52,7 +52,7 @@ struct Leases {
   FakeClock clock;
   GroupCommitter committer{store};
   TicketService tickets{store, committer};
-  RetryScheduler reads;
+  TimerQueue reads;
   LeaseLog log{tickets, store, reads, clock};
 };
 

@@ -55,7 +55,7 @@ struct Registry {
     return r ? r->first : 0;
   }
 
-  RetryScheduler background;
+  TimerQueue background;
   GroupCommitter committer;
   TicketService service;
 };

@@ -1,5 +1,5 @@
 // Snowflake waits stepped on a FakeClock: the engine retries "retry later" answers on a
-// RetryScheduler driven by the generator's clock, so the tests step the clock and watch calls
+// TimerQueue driven by the generator's clock, so the tests step the clock and watch calls
 // complete, with no thread sleeping and nothing depending on the machine's speed.
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "server/core/retry_scheduler.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
 #include "server/core/ticket_service.h"
+#include "server/core/timer_queue.h"
 #include "tests/support/fake_clock.h"
 #include "tests/support/fake_worker_lease.h"
 #include "tests/support/scripted_store.h"
@@ -47,7 +47,7 @@ struct Fixture {
   ScriptedStore store;
   GroupCommitter committer{store};
   TicketService service{store, committer};
-  RetryScheduler retries{clock};
+  TimerQueue retries{clock};
   std::shared_ptr<SnowflakeGenerator> generator;
   std::vector<Completion> completions;  // written inline or inside a clock step: one thread
   int calls = 0;

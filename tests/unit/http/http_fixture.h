@@ -63,7 +63,7 @@ struct HttpEngine {
   FakeClock clock;
   GroupCommitter committer;
   TicketService tickets;
-  RetryScheduler reads;
+  TimerQueue reads;
   LeaseLog leases;
   WorkerPoolService workers;
   metrics::Metrics metrics;

@@ -141,7 +141,7 @@ TEST_F(DdlStatements, ShowStatementsDescribeTheFlickrSchema) {
 TEST_F(DdlStatements, ShowAndDropCoverEveryKind) {
   add_gapless("Invoices");
   ASSERT_TRUE(service_.add_uuidv7("Events", std::make_shared<UuidV7Generator>(clock_)));
-  RetryScheduler retries;
+  TimerQueue retries;
   SnowflakeOptions o;
   o.name = "Flakes";
   o.worker_id = 7;

@@ -1,4 +1,4 @@
-#include "server/core/retry_scheduler.h"
+#include "server/core/timer_queue.h"
 
 #include <gtest/gtest.h>
 
@@ -18,9 +18,9 @@ using testing::FakeClock;
 
 constexpr std::int64_t kT0 = FakeClock::kDefaultStartUnixMs;
 
-TEST(RetryScheduler, OnAFakeClockRunsNothingUntilAStepReachesItsTime) {
+TEST(TimerQueue, OnAFakeClockRunsNothingUntilAStepReachesItsTime) {
   FakeClock clock;
-  RetryScheduler scheduler(clock);
+  TimerQueue scheduler(clock);
   std::vector<std::string> ran;
   scheduler.after(milliseconds(3), [&] { ran.push_back("a"); });
   scheduler.at(kT0 + 5, [&] { ran.push_back("b"); });
@@ -34,9 +34,9 @@ TEST(RetryScheduler, OnAFakeClockRunsNothingUntilAStepReachesItsTime) {
   EXPECT_EQ(ran, (std::vector<std::string>{"a", "b"}));
 }
 
-TEST(RetryScheduler, OneStepPastSeveralTimesRunsThemInTimeOrderThenSchedulingOrder) {
+TEST(TimerQueue, OneStepPastSeveralTimesRunsThemInTimeOrderThenSchedulingOrder) {
   FakeClock clock;
-  RetryScheduler scheduler(clock);
+  TimerQueue scheduler(clock);
   std::vector<std::string> ran;
   scheduler.after(milliseconds(7), [&] { ran.push_back("7"); });
   scheduler.after(milliseconds(2), [&] { ran.push_back("2a"); });
@@ -46,9 +46,9 @@ TEST(RetryScheduler, OneStepPastSeveralTimesRunsThemInTimeOrderThenSchedulingOrd
   EXPECT_EQ(ran, (std::vector<std::string>{"1", "2a", "2b", "7"}));
 }
 
-TEST(RetryScheduler, AFakeClockSteppedBackDoesNotFireAndTheDelayCountsFromTheCall) {
+TEST(TimerQueue, AFakeClockSteppedBackDoesNotFireAndTheDelayCountsFromTheCall) {
   FakeClock clock;
-  RetryScheduler scheduler(clock);
+  TimerQueue scheduler(clock);
   int ran = 0;
   scheduler.after(milliseconds(2), [&] { ++ran; });  // due at kT0 + 2
   clock.advance(-5);
@@ -58,9 +58,9 @@ TEST(RetryScheduler, AFakeClockSteppedBackDoesNotFireAndTheDelayCountsFromTheCal
   EXPECT_EQ(ran, 1);
 }
 
-TEST(RetryScheduler, ATimeAlreadyReachedRunsAtTheNextStepNotOnTheCallersThread) {
+TEST(TimerQueue, ATimeAlreadyReachedRunsAtTheNextStepNotOnTheCallersThread) {
   FakeClock clock;
-  RetryScheduler scheduler(clock);
+  TimerQueue scheduler(clock);
   int ran = 0;
   scheduler.after(milliseconds(0), [&] { ++ran; });
   scheduler.at(kT0 - 100, [&] { ++ran; });
@@ -69,9 +69,9 @@ TEST(RetryScheduler, ATimeAlreadyReachedRunsAtTheNextStepNotOnTheCallersThread) 
   EXPECT_EQ(ran, 2);
 }
 
-TEST(RetryScheduler, AFunctionThatReschedulesItselfRunsOncePerStep) {
+TEST(TimerQueue, AFunctionThatReschedulesItselfRunsOncePerStep) {
   FakeClock clock;
-  RetryScheduler scheduler(clock);
+  TimerQueue scheduler(clock);
   std::vector<std::int64_t> ran_at;
   std::function<void()> again = [&] {
     ran_at.push_back(clock.now_unix_ms() - kT0);
@@ -85,9 +85,9 @@ TEST(RetryScheduler, AFunctionThatReschedulesItselfRunsOncePerStep) {
   EXPECT_EQ(ran_at, (std::vector<std::int64_t>{1, 1, 5}));
 }
 
-TEST(RetryScheduler, StopRunsWhatIsPendingInTimeOrderAndLaterCallsAtOnce) {
+TEST(TimerQueue, StopRunsWhatIsPendingInTimeOrderAndLaterCallsAtOnce) {
   FakeClock clock;
-  RetryScheduler scheduler(clock);
+  TimerQueue scheduler(clock);
   std::vector<std::string> ran;
   scheduler.after(milliseconds(50), [&] { ran.push_back("50"); });
   scheduler.after(milliseconds(10), [&] { ran.push_back("10"); });
@@ -99,12 +99,12 @@ TEST(RetryScheduler, StopRunsWhatIsPendingInTimeOrderAndLaterCallsAtOnce) {
   EXPECT_EQ(ran.size(), 3u);
 }
 
-TEST(RetryScheduler, SchedulersOnOneFakeClockFireIndependently) {
+TEST(TimerQueue, SchedulersOnOneFakeClockFireIndependently) {
   FakeClock clock;
   std::vector<std::string> ran;
-  RetryScheduler a(clock);
+  TimerQueue a(clock);
   {
-    RetryScheduler b(clock);
+    TimerQueue b(clock);
     b.after(milliseconds(1), [&] { ran.push_back("b1"); });
     a.after(milliseconds(2), [&] { ran.push_back("a2"); });
     clock.advance(1);
@@ -116,8 +116,8 @@ TEST(RetryScheduler, SchedulersOnOneFakeClockFireIndependently) {
   EXPECT_EQ(ran, (std::vector<std::string>{"b1", "b6", "a2"}));
 }
 
-TEST(RetryScheduler, OnTheSystemClockRunsOnItsOwnThread) {
-  RetryScheduler scheduler;  // SystemClock: waits out real time
+TEST(TimerQueue, OnTheSystemClockRunsOnItsOwnThread) {
+  TimerQueue scheduler;  // SystemClock: waits out real time
   std::promise<std::thread::id> ran_on;
   scheduler.after(milliseconds(0), [&] { ran_on.set_value(std::this_thread::get_id()); });
   auto id = ran_on.get_future();
@@ -125,9 +125,9 @@ TEST(RetryScheduler, OnTheSystemClockRunsOnItsOwnThread) {
   EXPECT_NE(id.get(), std::this_thread::get_id());
 }
 
-TEST(RetryScheduler, OnTheSystemClockStopRunsPendingFunctionsAtOnceInTimeOrder) {
+TEST(TimerQueue, OnTheSystemClockStopRunsPendingFunctionsAtOnceInTimeOrder) {
   const SystemClock clock;
-  RetryScheduler scheduler(clock);
+  TimerQueue scheduler(clock);
   std::vector<int> ran;  // written by the scheduler's thread, read after stop() joined it
   scheduler.after(std::chrono::hours(2), [&] { ran.push_back(2); });
   scheduler.at(clock.now_unix_ms() + 3'600'000, [&] { ran.push_back(1); });

@@ -1,4 +1,4 @@
-// Runs deferred retries off the I/O threads, on the injected clock's time.
+// Runs functions at a time of the injected clock, off the I/O threads.
 #pragma once
 
 #include <chrono>
@@ -20,7 +20,7 @@ namespace ticketd {
 /// completed later instead of any thread sleeping on the caller's behalf.
 ///
 /// A delay is measured on the clock given at construction, in one of two ways:
-/// - a clock that runs by itself (SystemClock, and the default): one thread of the scheduler's
+/// - a clock that runs by itself (SystemClock, and the default): one thread of the queue's
 ///   own waits it out on the monotonic clock, as a timer would, so a wall-clock step while a
 ///   function waits neither holds it back nor fires it early (the retried call reads the clock
 ///   again and the generator judges the step);
@@ -28,19 +28,19 @@ namespace ticketd {
 ///   the step that brings the clock to or past its time, on the stepping thread, in time order
 ///   (ties in scheduling order). One scheduled for a time the clock already reads runs at the
 ///   next step (advance(0) is one), never on the caller's thread. The clock must outlive the
-///   scheduler.
+///   queue.
 /// On stop, pending functions run at once, in time order (they then see the engine stopping),
 /// and functions scheduled after stop() run at once on the caller's thread.
 /// Thread safety: after(), at() and stop() may be called from any thread, also from a function
-/// the scheduler runs (but stop() not from one when the scheduler has its own thread).
-class RetryScheduler {
+/// the queue runs (but stop() not from one when the queue has its own thread).
+class TimerQueue {
  public:
   /// Real time (a SystemClock).
-  RetryScheduler();
-  explicit RetryScheduler(const Clock& clock);
-  ~RetryScheduler();
-  RetryScheduler(const RetryScheduler&) = delete;
-  RetryScheduler& operator=(const RetryScheduler&) = delete;
+  TimerQueue();
+  explicit TimerQueue(const Clock& clock);
+  ~TimerQueue();
+  TimerQueue(const TimerQueue&) = delete;
+  TimerQueue& operator=(const TimerQueue&) = delete;
 
   /// Runs `fn` once the clock reads at least its reading now plus `delay`.
   void after(std::chrono::milliseconds delay, std::function<void()> fn);
@@ -59,11 +59,11 @@ class RetryScheduler {
   // Fires the functions a step of a stepped clock made due.
   class StepObserver final : public ClockStepObserver {
    public:
-    explicit StepObserver(RetryScheduler& owner) : owner_(owner) {}
+    explicit StepObserver(TimerQueue& owner) : owner_(owner) {}
     void on_clock_step() override { owner_.run_due_at_step(); }
 
    private:
-    RetryScheduler& owner_;
+    TimerQueue& owner_;
   };
 
   static std::int64_t steady_now_ns();

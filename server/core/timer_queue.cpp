@@ -1,27 +1,27 @@
-#include "server/core/retry_scheduler.h"
+#include "server/core/timer_queue.h"
 
 #include <algorithm>
 #include <utility>
 
 namespace ticketd {
 
-RetryScheduler::RetryScheduler() : RetryScheduler(system_clock()) {}
+TimerQueue::TimerQueue() : TimerQueue(system_clock()) {}
 
-RetryScheduler::RetryScheduler(const Clock& clock) : clock_(clock) {
+TimerQueue::TimerQueue(const Clock& clock) : clock_(clock) {
   // Registered only once every member exists: a step on another thread may call in at once.
   stepped_ = clock_.observe_steps(observer_);
   if (!stepped_) thread_ = std::thread([this] { run(); });
 }
 
-RetryScheduler::~RetryScheduler() { stop(); }
+TimerQueue::~TimerQueue() { stop(); }
 
-std::int64_t RetryScheduler::steady_now_ns() {
+std::int64_t TimerQueue::steady_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-void RetryScheduler::after(std::chrono::milliseconds delay, std::function<void()> fn) {
+void TimerQueue::after(std::chrono::milliseconds delay, std::function<void()> fn) {
   if (stepped_) {
     schedule(clock_.now_unix_ms() + delay.count(), std::move(fn));
   } else {
@@ -29,7 +29,7 @@ void RetryScheduler::after(std::chrono::milliseconds delay, std::function<void()
   }
 }
 
-void RetryScheduler::at(std::int64_t unix_ms, std::function<void()> fn) {
+void TimerQueue::at(std::int64_t unix_ms, std::function<void()> fn) {
   if (stepped_) {
     schedule(unix_ms, std::move(fn));
   } else {
@@ -38,7 +38,7 @@ void RetryScheduler::at(std::int64_t unix_ms, std::function<void()> fn) {
   }
 }
 
-void RetryScheduler::schedule(std::int64_t due, std::function<void()> fn) {
+void TimerQueue::schedule(std::int64_t due, std::function<void()> fn) {
   {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
@@ -50,7 +50,7 @@ void RetryScheduler::schedule(std::int64_t due, std::function<void()> fn) {
   fn();  // stopped: run now; the callee sees the engine shutting down
 }
 
-void RetryScheduler::stop() {
+void TimerQueue::stop() {
   if (stepped_) {
     // After this no step calls in, so what is pending runs here, in time order.
     clock_.unobserve_steps(observer_);
@@ -73,7 +73,7 @@ void RetryScheduler::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void RetryScheduler::run() {
+void TimerQueue::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (queue_.empty()) {
@@ -94,7 +94,7 @@ void RetryScheduler::run() {
   }
 }
 
-void RetryScheduler::run_due_at_step() {
+void TimerQueue::run_due_at_step() {
   // What this step made due, taken at once: a function that schedules itself again for a time
   // already reached runs at the next step, so a step always ends.
   std::vector<std::function<void()>> due;
