@@ -20,6 +20,8 @@
 #include "server/app/fd_limit.h"
 #include "server/app/secrets.h"
 #include "server/app/verify.h"
+#include "server/base/command_line.h"
+#include "server/base/exit_code.h"
 #include "server/base/log.h"
 #include "server/core/sequence_spec.h"
 #include "server/migrate/import_command.h"
@@ -72,7 +74,7 @@ constexpr const char* kUsage =
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "ticketd: %s\n%s", message.c_str(), kUsage);
-  return 2;
+  return ticketd::exit_status(ticketd::ExitCode::kRefused);
 }
 
 }  // namespace
@@ -102,45 +104,31 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "restride") {
     return restride_command(argc, argv, stdout, stderr);
   }
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    auto value = [&](std::string& out) {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (arg == "--version") {
-      std::printf("ticketd %s\n", TICKETD_VERSION);
-      return 0;
-    }
-    bool ok = true;
-    if (arg == "verify" && i == 1) {
-      verify = true;
-    } else if (arg == "--config") {
-      ok = value(config_path);
-    } else if (arg == "--data-dir") {
-      ok = value(data_dir);
-    } else if (arg == "--mysql-listen") {
-      ok = value(mysql_listen);
-    } else if (arg == "--http-listen") {
-      ok = value(http_listen);
-    } else if (arg == "--external-mark" && verify) {
-      ok = value(external_mark);
-    } else if (const auto* row =
-                   std::find_if(std::begin(config::kForceFlags), std::end(config::kForceFlags),
-                                [&](const config::ForceFlag& f) { return f.flag == arg; });
-               row != std::end(config::kForceFlags)) {
-      std::string name;
-      ok = value(name);
-      (force.*row->names).push_back(std::move(name));
-    } else {
-      return usage_error("unknown argument '" + std::string(arg) + "'");
-    }
-    if (!ok) return usage_error(std::string(arg) + " needs a value");
+  verify = argc >= 2 && std::string_view(argv[1]) == "verify";
+  const std::span words(argv + (verify ? 2 : 1), argv + argc);
+  if (has_word(words, {"--help", "-h"})) {
+    std::fputs(kUsage, stdout);
+    return exit_status(ExitCode::kOk);
+  }
+  if (has_word(words, {"--version"})) {
+    std::printf("ticketd %s\n", TICKETD_VERSION);
+    return exit_status(ExitCode::kOk);
+  }
+  std::vector<CommandOption> options = {
+      text_option("--config", config_path),
+      text_option("--data-dir", data_dir),
+      text_option("--mysql-listen", mysql_listen),
+      text_option("--http-listen", http_listen),
+  };
+  if (verify) options.push_back(text_option("--external-mark", external_mark));
+  for (const auto& row : config::kForceFlags) {
+    options.push_back({row.flag, true, [&force, &row](const std::string& name) {
+                         (force.*row.names).push_back(name);
+                         return std::string();
+                       }});
+  }
+  if (auto problem = parse_command_line(words, options); !problem.empty()) {
+    return usage_error(problem);
   }
   if (verify) {
     if (data_dir.empty()) return usage_error("verify needs --data-dir DIR");
@@ -156,7 +144,7 @@ int main(int argc, char** argv) {
   for (const auto& w : read.warnings) log::warn(w);
   if (!read.config) {
     for (const auto& e : read.errors) std::fprintf(stderr, "ticketd: %s\n", e.c_str());
-    return 2;
+    return exit_status(ExitCode::kRefused);
   }
   config::Config cfg = std::move(*read.config);
   // Every connection costs a descriptor: the caps must fit under the limit, or a flood on one
@@ -166,24 +154,24 @@ int main(int argc, char** argv) {
           fd_budget_problem(fds.soft, cfg.mysql.max_connections, cfg.http.max_connections);
       !problem.empty()) {
     std::fprintf(stderr, "ticketd: refusing to start: %s\n", problem.c_str());
-    return 2;
+    return exit_status(ExitCode::kRefused);
   }
   log::set_level(to_core(cfg.log_level));
 
   if (fds.raised) log::info("open-file limit raised to " + std::to_string(fds.soft));
   try {
     const int rc = Daemon(std::move(cfg), source).run();
-    if (rc == Daemon::kExitRestartAsFollower) {
+    if (rc == exit_status(ExitCode::kRestartAsFollower)) {
       // Same binary, same arguments: a clean follower (every cache and in-memory ceiling of the
       // deposed leader is gone with the old image).
       log::info("re-executing as a follower");
       execv("/proc/self/exe", argv);
       log::error(std::string("execv failed: ") + std::strerror(errno));
-      return 1;
+      return exit_status(ExitCode::kFailed);
     }
     return rc;
   } catch (const std::exception& e) {
     log::error(std::string("fatal: ") + e.what());
-    return 1;
+    return exit_status(ExitCode::kFailed);
   }
 }

@@ -14,6 +14,8 @@
 #include "server/app/data_dir_lock.h"
 #include "server/app/engine.h"
 #include "server/backup/restore.h"
+#include "server/base/command_line.h"
+#include "server/base/exit_code.h"
 #include "server/base/log.h"
 #include "server/base/parse_int.h"
 #include "server/base/utc_time.h"
@@ -74,7 +76,38 @@ std::string backup_name(std::int64_t now_ms) {
 
 int usage(std::FILE* out, const std::string& message) {
   std::fprintf(out, "ticketd: %s\n", message.c_str());
-  return 2;
+  return exit_status(ExitCode::kRefused);
+}
+
+constexpr int kFailed = exit_status(ExitCode::kFailed);
+constexpr int kRefused = exit_status(ExitCode::kRefused);
+
+// --skip-ahead (auto, peak, N or NAME=N) and --gapless (NAME=N) of restore, into `options`.
+std::string take_skip(std::string_view flag, const std::string& value,
+                      backup::RestoreOptions& options, std::FILE* out) {
+  const auto eq = value.rfind('=');
+  const std::string name = eq == std::string::npos ? "" : value.substr(0, eq);
+  const auto n = parse_u64(eq == std::string::npos ? value : value.substr(eq + 1));
+  const bool gapless = flag == "--gapless";
+  if (!gapless && value == "auto") {
+    options.skip = backup::SkipAhead{};
+  } else if (!gapless && value == "peak") {
+    options.skip = backup::SkipAhead{backup::SkipAhead::Mode::kPeak, 0};
+    std::fprintf(out,
+                 "restore: warning: --skip-ahead peak skips twice the busiest minute's rate "
+                 "of the 30 days before the backup: an estimate, not a bound; a burst above "
+                 "it since the backup may be issued again\n");
+  } else if (!n || (gapless && name.empty())) {
+    return "restore: " + std::string(flag) + " expects " +
+           (gapless ? "NAME=N" : "auto, peak, N or NAME=N") + ", got '" + value + "'";
+  } else if (gapless) {
+    options.gapless_last_used[name] = *n;
+  } else if (name.empty()) {
+    options.skip = backup::SkipAhead{backup::SkipAhead::Mode::kValues, *n};
+  } else {
+    options.skip_by_name[name] = *n;
+  }
+  return {};
 }
 
 }  // namespace
@@ -84,7 +117,7 @@ DetailedResult<backup::TakenBackup> write_backup(RocksDbCounterStore& store,
                                                  const BackupContext& context) {
   std::error_code ec;
   if (fs::exists(target, ec)) {
-    return Error{TicketErrc::kAlreadyExists, "backup target '" + target + "' already exists"};
+    return Error{ToolErrc::kAlreadyExists, "backup target '" + target + "' already exists"};
   }
   const std::string partial = target + ".partial";
   fs::remove_all(partial, ec);  // a backup a crash cut short: never a usable store
@@ -133,36 +166,33 @@ DetailedResult<backup::TakenBackup> write_backup(RocksDbCounterStore& store,
 int backup_command(int argc, char** argv, std::FILE* out) {
   std::string data_dir;
   std::string to;
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if ((arg == "--data-dir" || arg == "--to") && i + 1 < argc) {
-      (arg == "--data-dir" ? data_dir : to) = argv[++i];
-    } else {
-      return usage(out, "backup: unknown or incomplete argument '" + std::string(arg) + "'");
-    }
+  const CommandOption options[] = {text_option("--data-dir", data_dir), text_option("--to", to)};
+  if (auto problem = parse_command_line(std::span(argv + 2, argv + argc), options);
+      !problem.empty()) {
+    return usage(out, "backup: " + problem);
   }
   if (data_dir.empty() || to.empty()) return usage(out, "backup needs --data-dir DIR --to OUT");
   auto lock = DataDirLock::acquire(data_dir);
   if (!lock) {
     std::fprintf(out, "backup: %s (stop ticketd, or use POST /v1/admin/backup on it)\n",
                  lock.error().message.c_str());
-    return 1;
+    return kFailed;
   }
   auto store = RocksDbCounterStore::open(data_dir);
   if (!store) {
     std::fprintf(out, "backup: %s\n", store.error().message.c_str());
-    return 1;
+    return kFailed;
   }
   SystemClock clock;
   BackupContext context{clock.now_unix_ms(), false, fs::absolute(data_dir).string(), {}};
   auto taken = write_backup(**store, fs::absolute(to).lexically_normal().string(), context);
   if (!taken) {
     std::fprintf(out, "backup: %s\n", taken.error().message.c_str());
-    return 1;
+    return kFailed;
   }
   std::fprintf(out, "backup: %s (%zu sequences)\n", taken->path.c_str(),
                taken->manifest.sequences.size());
-  return 0;
+  return exit_status(ExitCode::kOk);
 }
 
 int restore_command(int argc, char** argv, std::FILE* out) {
@@ -171,46 +201,21 @@ int restore_command(int argc, char** argv, std::FILE* out) {
   std::string external_mark;
   backup::RestoreOptions options;
   bool force = false;
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--force") {
-      force = true;
-      continue;
-    }
-    if (i + 1 >= argc) return usage(out, "restore: " + std::string(arg) + " needs a value");
-    const std::string value = argv[++i];
-    if (arg == "--from") {
-      from = value;
-    } else if (arg == "--data-dir") {
-      data_dir = value;
-    } else if (arg == "--external-mark") {
-      external_mark = value;
-    } else if (arg == "--skip-ahead" || arg == "--gapless") {
-      const auto eq = value.rfind('=');
-      const std::string name = eq == std::string::npos ? "" : value.substr(0, eq);
-      const auto n = parse_u64(eq == std::string::npos ? value : value.substr(eq + 1));
-      if (arg == "--skip-ahead" && value == "auto") {
-        options.skip = backup::SkipAhead{};
-      } else if (arg == "--skip-ahead" && value == "peak") {
-        options.skip = backup::SkipAhead{backup::SkipAhead::Mode::kPeak, 0};
-        std::fprintf(out,
-                     "restore: warning: --skip-ahead peak skips twice the busiest minute's rate "
-                     "of the 30 days before the backup: an estimate, not a bound; a burst above "
-                     "it since the backup may be issued again\n");
-      } else if (!n || (arg == "--gapless" && name.empty())) {
-        return usage(out, "restore: " + std::string(arg) + " expects " +
-                              (arg == "--gapless" ? "NAME=N" : "auto, peak, N or NAME=N") +
-                              ", got '" + value + "'");
-      } else if (arg == "--gapless") {
-        options.gapless_last_used[name] = *n;
-      } else if (name.empty()) {
-        options.skip = backup::SkipAhead{backup::SkipAhead::Mode::kValues, *n};
-      } else {
-        options.skip_by_name[name] = *n;
-      }
-    } else {
-      return usage(out, "restore: unknown argument '" + std::string(arg) + "'");
-    }
+  const auto skip = [&](std::string_view flag) {
+    return CommandOption{flag, true, [&options, out, flag](const std::string& value) {
+                           return take_skip(flag, value, options, out);
+                         }};
+  };
+  const CommandOption rows[] = {
+      switch_option("--force", force),
+      text_option("--from", from),
+      text_option("--data-dir", data_dir),
+      text_option("--external-mark", external_mark),
+      skip("--skip-ahead"),
+      skip("--gapless"),
+  };
+  if (auto problem = parse_command_line(std::span(argv + 2, argv + argc), rows); !problem.empty()) {
+    return usage(out, problem.starts_with("restore: ") ? problem : "restore: " + problem);
   }
   if (from.empty() || data_dir.empty()) {
     return usage(out, "restore needs --from BACKUP --data-dir DIR");
@@ -236,19 +241,19 @@ int restore_command(int argc, char** argv, std::FILE* out) {
   } else {
     std::fprintf(out, "restore: '%s' is not a ticketd backup (no %s)\n", from.c_str(),
                  std::string(backup::kManifestFile).c_str());
-    return 2;
+    return kRefused;
   }
   auto manifest = backup::decode_manifest(text);
   if (!manifest) {
     std::fprintf(out, "restore: %s: %s\n", manifest_path.c_str(), manifest.error().message.c_str());
-    return 1;
+    return kFailed;
   }
   // The manifest must describe this very checkpoint: its store and the position it reaches.
   if (manifest->format >= 2) {
     auto stamp = RocksDbCounterStore::stamp_of(from);
     if (!stamp) {
       std::fprintf(out, "restore: %s\n", stamp.error().message.c_str());
-      return 1;
+      return kFailed;
     }
     if (stamp->identity != manifest->store_identity ||
         stamp->position != manifest->store_position) {
@@ -258,7 +263,7 @@ int restore_command(int argc, char** argv, std::FILE* out) {
                    manifest_path.c_str(), manifest->store_identity.c_str(),
                    static_cast<unsigned long long>(manifest->store_position),
                    stamp->identity.c_str(), static_cast<unsigned long long>(stamp->position));
-      return 2;
+      return kRefused;
     }
   } else {
     std::fprintf(out,
@@ -273,12 +278,12 @@ int restore_command(int argc, char** argv, std::FILE* out) {
                  "restore: refusing to restore into '%s': it is not empty (restore into a new "
                  "directory, then point data_dir at it)\n",
                  data_dir.c_str());
-    return 2;
+    return kRefused;
   }
   fs::create_directories(data_dir, ec);
   if (ec) {
     std::fprintf(out, "restore: cannot create '%s': %s\n", data_dir.c_str(), ec.message().c_str());
-    return 1;
+    return kFailed;
   }
   // Leaves the directory as it was found when the restore does not finish.
   auto undo = [&] {
@@ -289,12 +294,12 @@ int restore_command(int argc, char** argv, std::FILE* out) {
       fs::remove_all(data_dir, ignored);
     }
   };
-  int code = 1;
+  int code = kFailed;
   {
     auto lock = DataDirLock::acquire(data_dir);
     if (!lock) {
       std::fprintf(out, "restore: %s\n", lock.error().message.c_str());
-      return 1;
+      return kFailed;
     }
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(from)) {
@@ -317,7 +322,7 @@ int restore_command(int argc, char** argv, std::FILE* out) {
     if (ec || !fsync_path(data_dir, true)) {
       std::fprintf(out, "restore: copying '%s' failed: %s\n", from.c_str(), ec.message().c_str());
       undo();
-      return 1;
+      return kFailed;
     }
     SystemClock clock;
     options.now_ms = clock.now_unix_ms();
@@ -326,7 +331,7 @@ int restore_command(int argc, char** argv, std::FILE* out) {
     if (!store) {
       std::fprintf(out, "restore: %s\n", store.error().message.c_str());
       undo();
-      return 1;
+      return kFailed;
     }
     std::fprintf(out, "restore: %s (taken %s, %.1f s ago) into %s\n", from.c_str(),
                  format_utc_ms(manifest->taken_at_ms).c_str(),
@@ -342,13 +347,13 @@ int restore_command(int argc, char** argv, std::FILE* out) {
                    believed.error().message.c_str());
       store->reset();
       undo();
-      return believed.error().code == TicketErrc::kInvalidArgument ? 2 : 1;
+      return exit_status(exit_code(believed.error().code));
     }
     auto plan = backup::plan_restore(*believed, **store, options);
     if (!plan) {
       std::fprintf(out, "restore: refused, nothing restored:\n%s\n", plan.error().message.c_str());
       store->reset();
-      code = plan.error().code == TicketErrc::kInvalidArgument ? 2 : 1;
+      code = exit_status(exit_code(plan.error().code));
     } else if (auto r = (*store)->commit(plan->mutations); !r) {
       std::fprintf(out, "restore: writing the restored ceilings failed: %s\n",
                    r.error().message.c_str());
@@ -372,7 +377,7 @@ int restore_command(int argc, char** argv, std::FILE* out) {
       std::fprintf(out,
                    "restore: done: %zu sequences; check it with `ticketd verify --data-dir %s`\n",
                    plan->steps.size(), data_dir.c_str());
-      return 0;
+      return exit_status(ExitCode::kOk);
     }
   }
   undo();

@@ -17,6 +17,7 @@
 #include "server/app/front_ends.h"
 #include "server/app/reload.h"
 #include "server/app/service_notify.h"
+#include "server/base/exit_code.h"
 #include "server/base/log.h"
 
 namespace ticketd {
@@ -26,7 +27,7 @@ namespace {
 
 int failed(const StartupError& e) {
   log::error(e.message);
-  return e.exit_code;
+  return exit_status(e.exit_code);
 }
 
 LeaseRetention lease_retention(const config::Config& c) {
@@ -124,7 +125,7 @@ int Daemon::run() {
   reloader.stop();
   engine.stop();
   log::info("ticketd stopped");
-  return deposed ? kExitRestartAsFollower : 0;
+  return exit_status(deposed ? ExitCode::kRestartAsFollower : ExitCode::kOk);
 }
 
 }  // namespace ticketd

@@ -15,10 +15,9 @@ class Daemon {
   /// it again.
   Daemon(config::Config config, ConfigSource source)
       : config_(std::move(config)), source_(std::move(source)) {}
-  /// run()'s exit code when this instance lost the leadership (storage.engine etcd): main()
-  /// re-executes the binary so it rejoins as a follower with a fresh engine.
-  static constexpr int kExitRestartAsFollower = 75;
-
+  /// The exit status: ExitCode::kRestartAsFollower when this instance lost the leadership
+  /// (storage.engine etcd), and main() re-executes the binary so it rejoins as a follower with a
+  /// fresh engine.
   [[nodiscard]] int run();
 
  private:

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "server/app/config_mapping.h"
+#include "server/base/exit_code.h"
 #include "server/base/log.h"
 #include "server/base/parse_int.h"
 #include "server/core/gapless_sequence.h"
@@ -128,11 +129,11 @@ StartupResult<Storage> open_etcd_storage(const config::StorageConfig& st) {
   };
   // A keepalive must fit well inside one renewal interval (TTL/3).
   auto election = make(std::clamp<milliseconds>(ttl / 6, milliseconds(200), milliseconds(2000)));
-  if (!election) return StartupError{1, "storage: " + election.error().message};
+  if (!election) return StartupError{ExitCode::kFailed, "storage: " + election.error().message};
   auto store = make(std::clamp<milliseconds>(ttl / 2, milliseconds(500), milliseconds(3000)));
-  if (!store) return StartupError{1, "storage: " + store.error().message};
+  if (!store) return StartupError{ExitCode::kFailed, "storage: " + store.error().message};
   if (auto problem = etcd_access_problem(**store, st.prefix)) {
-    return StartupError{1, "storage: " + *problem};
+    return StartupError{ExitCode::kFailed, "storage: " + *problem};
   }
   Storage out;
   out.election_client = std::move(*election);
@@ -148,11 +149,11 @@ StartupResult<Storage> open_rocksdb_storage(const std::string& data_dir,
                                             const std::string& external_mark) {
   Storage out;
   auto acquired = DataDirLock::acquire(data_dir);
-  if (!acquired) return StartupError{1, acquired.error().message};
+  if (!acquired) return StartupError{ExitCode::kFailed, acquired.error().message};
   out.lock.emplace(std::move(*acquired));
   auto opened =
       RocksDbCounterStore::open(data_dir, StoreMarks{MarkPolicy::kRequire, external_mark});
-  if (!opened) return StartupError{1, opened.error().message};
+  if (!opened) return StartupError{ExitCode::kFailed, opened.error().message};
   out.rocksdb = std::move(*opened);
   out.store = out.rocksdb.get();
   return out;
@@ -198,7 +199,7 @@ StartupResult<std::unique_ptr<Engine>> Engine::open(const config::Config& config
 // Sequences of every kind, Snowflake generators above their stored marks, and worker pools
 // with their stored leases: at start with RocksDB, after winning the election with etcd.
 StartupResult<void> Engine::load_all() {
-  if (auto r = load(); !r) return StartupError{1, r.error().message};
+  if (auto r = load(); !r) return StartupError{ExitCode::kFailed, r.error().message};
   if (auto r = open_snowflakes(); !r) return r.error();
   if (auto r = add_worker_pools(); !r) return r.error();
   return {};
@@ -282,7 +283,7 @@ StartupResult<void> Engine::start_worker_lease() {
                   [](const auto& s) { return s.kind == config::SequenceKind::kSnowflake; });
   if (any_snowflake && config_.snowflake.worker_source == config::WorkerSource::kEtcd) {
     if (auto r = start_etcd_worker(config_, clock_, etcd_worker_); !r) {
-      return StartupError{1, r.error().message};
+      return StartupError{ExitCode::kFailed, r.error().message};
     }
   }
   return {};
@@ -304,21 +305,26 @@ StartupResult<void> Engine::open_snowflakes() {
     if (!generator) {
       // A layout or worker ID the config got wrong is a configuration error; storage and
       // worker-ID leasing failures are runtime failures.
-      return StartupError{generator.error().code == TicketErrc::kInvalidArgument ? 2 : 1,
+      return StartupError{generator.error().code == TicketErrc::kInvalidArgument
+                              ? ExitCode::kRefused
+                              : ExitCode::kFailed,
                           "config sequence '" + s.name + "': " + generator.error().message};
     }
     if (auto r = service_.add_snowflake(std::move(*generator), retries_, clock_); !r) {
-      return StartupError{1, "config sequence '" + s.name + "': " + r.error().message};
+      return StartupError{ExitCode::kFailed,
+                          "config sequence '" + s.name + "': " + r.error().message};
     }
   }
-  if (auto r = service_.open_stored_snowflakes(); !r) return StartupError{1, r.error().message};
+  if (auto r = service_.open_stored_snowflakes(); !r)
+    return StartupError{ExitCode::kFailed, r.error().message};
   return {};
 }
 
 StartupResult<void> Engine::add_worker_pools() {
   for (const auto& p : config_.worker_pools) {
     if (auto r = workers_.add_pool(to_spec(p)); !r) {
-      return StartupError{1, "config worker pool '" + p.name + "': " + r.error().message};
+      return StartupError{ExitCode::kFailed,
+                          "config worker pool '" + p.name + "': " + r.error().message};
     }
   }
   return {};

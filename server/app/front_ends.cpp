@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/app/secrets.h"
+#include "server/base/exit_code.h"
 #include "server/base/log.h"
 #include "server/http/http_session.h"
 #include "server/mysql/metrics_hooks.h"
@@ -85,7 +86,8 @@ StartupResult<std::shared_ptr<asio::ssl::context>> tls_context(
   if (!tls) return std::shared_ptr<asio::ssl::context>();
   auto made = net::make_server_tls_context(
       net::TlsFiles{tls->cert_file, tls->key_file, tls->ca_file, tls->require_client_cert});
-  if (!made.context) return StartupError{2, std::string(where) + ": " + made.error};
+  if (!made.context)
+    return StartupError{ExitCode::kRefused, std::string(where) + ": " + made.error};
   for (const auto& w : made.warnings) log::warn(std::string(where) + ": " + w);
   return made.context;
 }
@@ -175,7 +177,7 @@ StartupResult<Listeners> Listeners::bind(net::IoPool& pool, const config::Config
                        net::log_on_exit("mysql session"));
       },
       pick);
-  if (!mysql_listener) return StartupError{1, mysql_listener.error().message};
+  if (!mysql_listener) return StartupError{ExitCode::kFailed, mysql_listener.error().message};
   out.mysql = std::move(*mysql_listener);
 
   auto http_listener = net::Listener::bind(
@@ -186,7 +188,7 @@ StartupResult<Listeners> Listeners::bind(net::IoPool& pool, const config::Config
                        net::log_on_exit("http session"));
       },
       pick);
-  if (!http_listener) return StartupError{1, http_listener.error().message};
+  if (!http_listener) return StartupError{ExitCode::kFailed, http_listener.error().message};
   out.http = std::move(*http_listener);
   return out;
 }

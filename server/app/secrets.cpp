@@ -6,6 +6,7 @@
 
 #include <string_view>
 
+#include "server/base/exit_code.h"
 #include "server/base/hex.h"
 #include "server/mysql/protocol/auth.h"
 
@@ -101,23 +102,23 @@ int hash_password_command(std::FILE* in, std::FILE* out) {
   const auto password = read_secret(in, "password: ");
   if (!password) {
     std::fputs("ticketd hash-password: no password on stdin\n", stderr);
-    return 2;
+    return exit_status(ExitCode::kRefused);
   }
   std::fprintf(out, "mysql_native_password: *%s\n", to_hex(mysql::double_sha1(*password)).c_str());
   std::fprintf(out, "caching_sha2_password: %s%s\n", std::string(config::kSha256x2Prefix).c_str(),
                to_hex(mysql::double_sha256(*password)).c_str());
-  return 0;
+  return exit_status(ExitCode::kOk);
 }
 
 int hash_token_command(std::FILE* in, std::FILE* out) {
   const auto token = read_secret(in, "token: ");
   if (!token) {
     std::fputs("ticketd hash-token: no token on stdin\n", stderr);
-    return 2;
+    return exit_status(ExitCode::kRefused);
   }
   std::fprintf(out, "%s%s\n", std::string(config::kTokenSha256Prefix).c_str(),
                to_hex(http::token_digest(*token)).c_str());
-  return 0;
+  return exit_status(ExitCode::kOk);
 }
 
 std::optional<std::string> config_permission_problem(const std::string& path,

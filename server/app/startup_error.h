@@ -4,13 +4,15 @@
 #include <boost/system/result.hpp>
 #include <string>
 
+#include "server/base/exit_code.h"
+
 namespace ticketd {
 
-/// The line Daemon::run() logs and the code it exits with: 2 when the config asks for something
-/// that cannot work (a Snowflake layout or worker ID), 1 for everything else (storage, sockets,
-/// etcd).
+/// The line Daemon::run() logs and the status it exits with: kRefused when the config asks for
+/// something that cannot work (a Snowflake layout or worker ID, a TLS file), kFailed for
+/// everything else (storage, sockets, etcd).
 struct StartupError {
-  int exit_code = 1;
+  ExitCode exit_code = ExitCode::kFailed;
   std::string message;
 };
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "server/app/data_dir_lock.h"
+#include "server/base/exit_code.h"
 #include "server/core/gapless_sequence.h"
 #include "server/core/sequence_record.h"
 #include "storage/rocksdb_counter_store.h"
@@ -18,7 +19,7 @@ int verify_data_dir(const std::string& dir, const std::string& external_mark, st
   auto lock = DataDirLock::acquire(dir, DataDirLock::Mode::kReadOnly);
   if (!lock) {
     std::fprintf(out, "verify: %s (stop ticketd before verifying)\n", lock.error().message.c_str());
-    return 3;
+    return exit_status(ExitCode::kCannotOpen);
   }
   auto store = RocksDbCounterStore::open_verified(dir, external_mark);
   if (!store) {
@@ -28,7 +29,7 @@ int verify_data_dir(const std::string& dir, const std::string& external_mark, st
     std::fprintf(out, "%s%s\nverify: %s\n",
                  damaged ? "VIOLATION " : "verify: ", store.error().message.c_str(),
                  damaged ? "the store is refused" : "cannot open");
-    return damaged ? 1 : 3;
+    return exit_status(damaged ? ExitCode::kFailed : ExitCode::kCannotOpen);
   }
   std::vector<std::string> problems;
   auto sequences = (*store)->scan(kSequencePrefix);
@@ -36,7 +37,7 @@ int verify_data_dir(const std::string& dir, const std::string& external_mark, st
   if (!sequences || !gapless) {
     std::fprintf(out, "verify: reading %s failed: %s\n", dir.c_str(),
                  (!sequences ? sequences.error() : gapless.error()).message.c_str());
-    return 3;
+    return exit_status(ExitCode::kCannotOpen);
   }
   for (const auto& [key, value] : *sequences) {
     const auto name = std::string_view(key).substr(kSequencePrefix.size());
@@ -76,7 +77,7 @@ int verify_data_dir(const std::string& dir, const std::string& external_mark, st
   for (const auto& p : problems) std::fprintf(out, "VIOLATION %s\n", p.c_str());
   std::fprintf(out, "verify: %zu ticket and %zu gapless sequences, %zu violations\n",
                sequences->size(), names.size(), problems.size());
-  return problems.empty() ? 0 : 1;
+  return exit_status(problems.empty() ? ExitCode::kOk : ExitCode::kFailed);
 }
 
 }  // namespace ticketd

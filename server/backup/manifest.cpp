@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "server/base/exit_code.h"
 #include "server/base/hex.h"
 #include "server/base/parse_int.h"
 #include "server/base/utc_time.h"
@@ -83,7 +84,7 @@ json::object sequence_json(const BackedUpSequence& s) {
 }
 
 Error bad(std::string_view what) {
-  return Error{TicketErrc::kInvalidArgument, "backup manifest: " + std::string(what)};
+  return Error{StorageErrc::kCorruption, "backup manifest: " + std::string(what)};
 }
 
 std::optional<std::uint64_t> read_u64(const json::object& o, std::string_view key) {
@@ -453,7 +454,7 @@ DetailedResult<BackupManifest> reconcile(const BackupManifest& manifest,
         ") disagrees with the checkpoint it describes; a restore trusts the checkpoint's own "
         "keys and refuses:";
     for (const auto& p : problems) message += "\n" + p;
-    return Error{TicketErrc::kInvalidArgument, message};
+    return Error{ToolErrc::kRefused, message};
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "server/base/exit_code.h"
 #include "server/core/gapless_sequence.h"
 #include "server/core/sequence_record.h"
 #include "server/core/ticket_errc.h"
@@ -264,7 +265,7 @@ DetailedResult<RestorePlan> plan_restore(const BackupManifest& manifest, Counter
   if (!refusals.empty()) {
     std::string message;
     for (const auto& r : refusals) message += (message.empty() ? "" : "\n") + r;
-    return Error{TicketErrc::kInvalidArgument, message};
+    return Error{ToolErrc::kRefused, message};
   }
   return plan;
 }

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "server/app/data_dir_lock.h"
+#include "server/base/command_line.h"
+#include "server/base/exit_code.h"
 #include "server/base/log.h"
 #include "server/base/parse_int.h"
 #include "server/core/clock.h"
@@ -64,40 +66,38 @@ std::vector<std::string> split_names(std::string_view text) {
 
 /// Parses argv[2..]; an error message, or empty.
 std::string parse_options(int argc, char** argv, Options& o) {
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    auto value = [&](std::string& out) {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (arg == "--dry-run") {
-      o.dry_run = true;
-    } else if (arg == "--visible-tables-only") {
-      o.visible_only = true;
-    } else if (arg == "--from") {
-      if (!value(o.from)) return "--from needs a value";
-    } else if (arg == "--data-dir") {
-      if (!value(o.data_dir)) return "--data-dir needs a value";
-    } else if (arg == "--tables") {
-      if (!value(v)) return "--tables needs a value";
-      o.tables = split_names(v);
-      for (const auto& t : o.tables) {
-        if (t.empty()) return "--tables: an empty name in '" + v + "'";
-      }
-    } else if (arg == "--margin") {
-      if (!value(v)) return "--margin needs a value";
-      auto m = parse_u64(v);
-      if (!m || *m > migrate::kMaxMargin) {
-        return "--margin: expected an integer 0.." + std::to_string(migrate::kMaxMargin);
-      }
-      o.margin = *m;
-    } else {
-      // Never echo an argument that could be the URL with its password.
-      return arg.starts_with("mysql://") ? "unexpected URL argument (give it with --from)"
-                                         : "unknown argument '" + std::string(arg) + "'";
-    }
+  const CommandOption options[] = {
+      switch_option("--dry-run", o.dry_run),
+      switch_option("--visible-tables-only", o.visible_only),
+      text_option("--from", o.from),
+      text_option("--data-dir", o.data_dir),
+      {"--tables", true,
+       [&o](const std::string& v) {
+         o.tables = split_names(v);
+         for (const auto& t : o.tables) {
+           if (t.empty()) return "--tables: an empty name in '" + v + "'";
+         }
+         return std::string();
+       }},
+      {"--margin", true,
+       [&o](const std::string& v) {
+         auto m = parse_u64(v);
+         if (!m || *m > migrate::kMaxMargin) {
+           return "--margin: expected an integer 0.." + std::to_string(migrate::kMaxMargin);
+         }
+         o.margin = *m;
+         return std::string();
+       }},
+  };
+  // Never echo an argument that could be the URL with its password.
+  const auto unknown = [](std::string_view arg) {
+    return arg.starts_with("mysql://")
+               ? std::string("unexpected URL argument (give it with --from)")
+               : "unknown argument '" + std::string(arg) + "'";
+  };
+  if (auto problem = parse_command_line(std::span(argv + 2, argv + argc), options, unknown);
+      !problem.empty()) {
+    return problem;
   }
   if (o.from.empty()) return "--from mysql://USER[:PASS]@HOST[:PORT]/DB is required";
   if (o.data_dir.empty() && !o.dry_run) return "--data-dir DIR is required (or --dry-run)";
@@ -174,13 +174,13 @@ int apply(const ImportPlan& plan, const std::string& data_dir, std::FILE* out, s
   if (!lock) {
     std::fprintf(err, "ticketd import: %s (stop ticketd before importing)\n",
                  lock.error().message.c_str());
-    return 1;
+    return exit_status(ExitCode::kFailed);
   }
   t.lock.emplace(std::move(*lock));
   auto store = RocksDbCounterStore::open(data_dir);
   if (!store) {
     std::fprintf(err, "ticketd import: %s\n", store.error().message.c_str());
-    return 1;
+    return exit_status(ExitCode::kFailed);
   }
   t.store = std::move(*store);
   t.background = std::make_unique<TimerQueue>(t.clock);
@@ -195,7 +195,7 @@ int apply(const ImportPlan& plan, const std::string& data_dir, std::FILE* out, s
   if (auto r = t.service->load(); !r) {
     std::fprintf(err, "ticketd import: loading %s: %s\n", data_dir.c_str(),
                  r.error().message.c_str());
-    return 1;
+    return exit_status(ExitCode::kFailed);
   }
   for (const auto& p : plan.sequences) {
     const auto decision = migrate::decide(p, existing(*t.service, p.spec.name));
@@ -206,7 +206,7 @@ int apply(const ImportPlan& plan, const std::string& data_dir, std::FILE* out, s
         if (!r) {
           std::fprintf(err, "ticketd import: creating '%s': %s\n", p.spec.name.c_str(),
                        r.error().message.c_str());
-          return 1;
+          return exit_status(ExitCode::kFailed);
         }
         break;
       }
@@ -216,7 +216,7 @@ int apply(const ImportPlan& plan, const std::string& data_dir, std::FILE* out, s
         if (!r) {
           std::fprintf(err, "ticketd import: advancing '%s': %s\n", p.spec.name.c_str(),
                        r.error().message.c_str());
-          return 1;
+          return exit_status(ExitCode::kFailed);
         }
         break;
       }
@@ -233,30 +233,27 @@ int apply(const ImportPlan& plan, const std::string& data_dir, std::FILE* out, s
     const auto now = existing(*t.service, p.spec.name);
     print_line(out, p, now ? now->next_value : p.spec.start, migrate::action_name(decision.action));
   }
-  return 0;
+  return exit_status(ExitCode::kOk);
 }
 
 }  // namespace
 
 int import_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kImportUsage, out);
-      return 0;
-    }
+  if (has_word(std::span(argv + 2, argv + argc), {"--help", "-h"})) {
+    std::fputs(kImportUsage, out);
+    return exit_status(ExitCode::kOk);
   }
   Options o;
   const auto problem = parse_options(argc, argv, o);
   hide_password(argc, argv);
   if (!problem.empty()) {
     std::fprintf(err, "ticketd import: %s\n%s", problem.c_str(), kImportUsage);
-    return 2;
+    return exit_status(ExitCode::kRefused);
   }
   auto url = migrate::parse_mysql_url(o.from);
   if (!url) {
     std::fprintf(err, "ticketd import: %s\n", url.error().message.c_str());
-    return 2;
+    return exit_status(ExitCode::kRefused);
   }
   if (!url->password) {
     if (const char* pwd = std::getenv("MYSQL_PWD")) url->password = pwd;
@@ -264,7 +261,7 @@ int import_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
   auto source = migrate::read_source(*url, o.tables);
   if (!source) {
     std::fprintf(err, "ticketd import: %s\n", source.error().message.c_str());
-    return 1;
+    return exit_status(ExitCode::kFailed);
   }
   if (source->partial_view && o.tables.empty() && !o.visible_only) {
     // Tables the user was not granted are not listed to it: importing what it sees would leave
@@ -277,7 +274,7 @@ int import_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
                  "--visible-tables-only to import just these\n",
                  url->user.c_str(), url->database.c_str(), url->database.c_str(),
                  source->tables.size(), source->sequences.size(), url->database.c_str());
-    return 1;
+    return exit_status(ExitCode::kFailed);
   }
   const auto plan = migrate::plan_import(*source, o.margin);
   const auto grid =
@@ -310,7 +307,7 @@ int import_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
         url->database.c_str(),
         source->partial_view ? " (or one the user was not granted: it cannot see it)" : "");
   }
-  return refused > 0 || !source->missing.empty() ? 1 : 0;
+  return exit_status(refused > 0 || !source->missing.empty() ? ExitCode::kFailed : ExitCode::kOk);
 }
 
 }  // namespace ticketd

@@ -5,6 +5,7 @@
 #include <boost/beast/http.hpp>
 #include <utility>
 
+#include "server/base/exit_code.h"
 #include "server/core/ticket_errc.h"
 
 namespace ticketd::restride {
@@ -31,9 +32,9 @@ DetailedResult<JsonResponse> JsonHttpClient::request(std::string_view method,
                                                      const boost::json::value& body) {
   const auto fail = [&](const std::string& what, const beast::error_code& ec,
                         const std::string& detail = {}) {
-    return Error{TicketErrc::kShuttingDown, server_ + ": " + std::string(method) + " " + target +
-                                                ": " + what + ": " + ec.message() +
-                                                (detail.empty() ? "" : " (" + detail + ")")};
+    return Error{ToolErrc::kUnreachable, server_ + ": " + std::string(method) + " " + target +
+                                             ": " + what + ": " + ec.message() +
+                                             (detail.empty() ? "" : " (" + detail + ")")};
   };
   asio::io_context ioc;
   net::HttpConnection conn(ioc, tls_.get());

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "server/base/command_line.h"
+#include "server/base/exit_code.h"
 #include "server/base/parse_int.h"
 #include "server/restride/json_http_client.h"
 #include "server/restride/restride_plan.h"
@@ -124,7 +126,7 @@ class Run {
 
   int run(std::uint64_t margin, bool dry_run) {
     auto states = read_all();
-    if (!states) return 1;
+    if (!states) return exit_status(ExitCode::kFailed);
     const auto n = states->size();
     for (std::size_t i = 0; i < n; ++i) {
       const auto& s = (*states)[i];
@@ -139,7 +141,7 @@ class Run {
     }
     if (restride::already_on_grid(*states)) {
       say("restride: every server is already on its grid of %zu: nothing to do", n);
-      return 0;
+      return exit_status(ExitCode::kOk);
     }
     // 1. Fence every server that has the sequence at F. A server whose ceiling passed F while
     //    the fences were going up refuses its fence; then everything is read again and fenced
@@ -149,7 +151,7 @@ class Run {
     for (int attempt = 1; attempt <= kFenceAttempts && !fenced; ++attempt) {
       if (attempt > 1) {
         states = read_all();
-        if (!states) return 1;
+        if (!states) return exit_status(ExitCode::kFailed);
       }
       auto f = restride::floor_above(*states, margin);
       if (!f) return fail("restride: " + f.error().message);
@@ -179,7 +181,7 @@ class Run {
         say("%s: planned grid %llu/%llu, first value %llu", clients_[i].server().c_str(),
             ull(g.increment), ull(g.offset), ull(restride::first_above(floor, g)));
       }
-      return 0;
+      return exit_status(ExitCode::kOk);
     }
     if (!fenced)
       return fail("restride: the fences did not hold after several attempts: raise --margin");
@@ -217,14 +219,14 @@ class Run {
           ull(r->body.is_object() ? number(r->body.as_object(), "next_value") : 0));
     }
     states = read_all();
-    if (!states) return 1;
+    if (!states) return exit_status(ExitCode::kFailed);
     const auto problems = restride::check_after(*states, floor);
     for (const auto& p : problems) std::fprintf(err_, "restride: %s\n", p.c_str());
-    if (!problems.empty()) return 1;
+    if (!problems.empty()) return exit_status(ExitCode::kFailed);
     say("restride: %zu servers on increment %zu above %llu; set each server's config to its "
         "grid (increment %zu, offset 1..%zu in this order)",
         n, n, ull(floor), n, n);
-    return 0;
+    return exit_status(ExitCode::kOk);
   }
 
  private:
@@ -242,7 +244,7 @@ class Run {
   }
   int fail(const std::string& message) {
     std::fprintf(err_, "%s\n", message.c_str());
-    return 1;
+    return exit_status(ExitCode::kFailed);
   }
 
   std::string sequence_;
@@ -262,41 +264,34 @@ int restride_command(int argc, char** argv, std::FILE* out, std::FILE* err) {
   bool dry_run = false;
   const auto usage = [&](const std::string& why) {
     std::fprintf(err, "ticketd restride: %s\n%s", why.c_str(), kUsage);
-    return 2;
+    return exit_status(ExitCode::kRefused);
   };
-  for (int i = 2; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const auto value = [&]() -> std::optional<std::string> {
-      if (i + 1 >= argc) return std::nullopt;
-      return std::string(argv[++i]);
-    };
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, out);
-      return 0;
-    }
-    std::optional<std::string> v;
-    if (arg == "--dry-run") {
-      dry_run = true;
-      continue;
-    }
-    if (arg != "--sequence" && arg != "--servers" && arg != "--margin" && arg != "--token-file" &&
-        arg != "--ca-file" && arg != "--cert-file" && arg != "--key-file") {
-      return usage("unknown argument '" + std::string(arg) + "'");
-    }
-    v = value();
-    if (!v) return usage(std::string(arg) + " needs a value");
-    if (arg == "--sequence") sequence = *v;
-    if (arg == "--servers") servers = split(*v);
-    if (arg == "--token-file") token_file = *v;
-    if (arg == "--ca-file") tls_files.ca_file = *v;
-    if (arg == "--cert-file") tls_files.cert_file = *v;
-    if (arg == "--key-file") tls_files.key_file = *v;
-    if (arg == "--margin") {
-      auto m = parse_int<std::uint64_t>(*v);
-      if (!m || *m == 0) return usage("--margin must be a positive integer");
-      margin = *m;
-    }
+  const std::span words(argv + 2, argv + argc);
+  if (has_word(words, {"--help", "-h"})) {
+    std::fputs(kUsage, out);
+    return exit_status(ExitCode::kOk);
   }
+  const CommandOption options[] = {
+      switch_option("--dry-run", dry_run),
+      text_option("--sequence", sequence),
+      {"--servers", true,
+       [&servers](const std::string& v) {
+         servers = split(v);
+         return std::string();
+       }},
+      text_option("--token-file", token_file),
+      text_option("--ca-file", tls_files.ca_file),
+      text_option("--cert-file", tls_files.cert_file),
+      text_option("--key-file", tls_files.key_file),
+      {"--margin", true,
+       [&margin](const std::string& v) {
+         auto m = parse_int<std::uint64_t>(v);
+         if (!m || *m == 0) return std::string("--margin must be a positive integer");
+         margin = *m;
+         return std::string();
+       }},
+  };
+  if (auto problem = parse_command_line(words, options); !problem.empty()) return usage(problem);
   if (sequence.empty()) return usage("--sequence is required");
   if (servers.empty()) return usage("--servers is required");
   if (servers.size() > 65535) return usage("at most 65535 servers");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "server/base/exit_code.h"
 #include "server/core/ticket_errc.h"
 #include "server/core/ticket_sequence.h"
 
@@ -30,20 +31,19 @@ DetailedResult<std::uint64_t> floor_above(const std::vector<ServerState>& server
     max_value = std::min(max_value, s.max_value);
   }
   if (!any) {
-    return Error{TicketErrc::kInvalidArgument,
-                 "no server has the sequence: there is nothing to restride"};
+    return Error{ToolErrc::kRefused, "no server has the sequence: there is nothing to restride"};
   }
   if (high > max_value || max_value - high < margin) {
-    return Error{TicketErrc::kInvalidArgument,
-                 "the highest durable ceiling " + std::to_string(high) + " plus the margin " +
-                     std::to_string(margin) + " passes max_value " + std::to_string(max_value)};
+    return Error{ToolErrc::kRefused, "the highest durable ceiling " + std::to_string(high) +
+                                         " plus the margin " + std::to_string(margin) +
+                                         " passes max_value " + std::to_string(max_value)};
   }
   const std::uint64_t floor = high + margin;
   for (std::size_t i = 0; i < servers.size(); ++i) {
     if (first_above(floor, grid_of(i, servers.size())) > max_value) {
-      return Error{TicketErrc::kInvalidArgument,
-                   "no value of the grid of " + servers[i].server + " above " +
-                       std::to_string(floor) + " is within max_value " + std::to_string(max_value)};
+      return Error{ToolErrc::kRefused, "no value of the grid of " + servers[i].server + " above " +
+                                           std::to_string(floor) + " is within max_value " +
+                                           std::to_string(max_value)};
     }
   }
   return floor;

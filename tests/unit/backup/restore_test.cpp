@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "server/base/exit_code.h"
 #include "server/core/gapless_sequence.h"
 #include "server/core/sequence_record.h"
 #include "server/core/ticket_errc.h"
@@ -159,7 +160,7 @@ TEST(RestorePlan, AGaplessSequenceNeedsTheLastNumberUsed) {
   Fixture f;
   auto p = f.plan(RestoreOptions{});
   ASSERT_FALSE(p);
-  EXPECT_EQ(p.error().code, TicketErrc::kInvalidArgument);
+  EXPECT_EQ(p.error().code, ToolErrc::kRefused);
   EXPECT_NE(p.error().message.find("--gapless G=N"), std::string::npos) << p.error().message;
   EXPECT_NE(p.error().message.find("up to 12 committed"), std::string::npos) << p.error().message;
 }
