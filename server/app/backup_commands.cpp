@@ -8,8 +8,10 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 #include "server/app/data_dir_lock.h"
 #include "server/app/engine.h"
@@ -195,42 +197,55 @@ int backup_command(int argc, char** argv, std::FILE* out) {
   return exit_status(ExitCode::kOk);
 }
 
-int restore_command(int argc, char** argv, std::FILE* out) {
+namespace {
+
+// What `ticketd restore` was asked to do.
+struct RestoreArgs {
   std::string from;
   std::string data_dir;
   std::string external_mark;
   backup::RestoreOptions options;
+};
+
+// The words after `restore`; nullopt when they are usable, else the exit status (said why).
+std::optional<int> parse_restore_args(int argc, char** argv, std::FILE* out, RestoreArgs& a) {
   bool force = false;
   const auto skip = [&](std::string_view flag) {
-    return CommandOption{flag, true, [&options, out, flag](const std::string& value) {
-                           return take_skip(flag, value, options, out);
+    return CommandOption{flag, true, [&a, out, flag](const std::string& value) {
+                           return take_skip(flag, value, a.options, out);
                          }};
   };
   const CommandOption rows[] = {
       switch_option("--force", force),
-      text_option("--from", from),
-      text_option("--data-dir", data_dir),
-      text_option("--external-mark", external_mark),
+      text_option("--from", a.from),
+      text_option("--data-dir", a.data_dir),
+      text_option("--external-mark", a.external_mark),
       skip("--skip-ahead"),
       skip("--gapless"),
   };
   if (auto problem = parse_command_line(std::span(argv + 2, argv + argc), rows); !problem.empty()) {
     return usage(out, problem.starts_with("restore: ") ? problem : "restore: " + problem);
   }
-  if (from.empty() || data_dir.empty()) {
+  if (a.from.empty() || a.data_dir.empty()) {
     return usage(out, "restore needs --from BACKUP --data-dir DIR");
   }
   // A skip of 0 resumes at the backup's ceilings: every value issued since is issued again
   // unless nothing was. Only on the operator's explicit word.
-  const bool zero_skip =
-      (options.skip.mode == backup::SkipAhead::Mode::kValues && options.skip.values == 0) ||
-      std::any_of(options.skip_by_name.begin(), options.skip_by_name.end(),
-                  [](const auto& entry) { return entry.second == 0; });
+  const auto& o = a.options;
+  const bool zero_skip = (o.skip.mode == backup::SkipAhead::Mode::kValues && o.skip.values == 0) ||
+                         std::any_of(o.skip_by_name.begin(), o.skip_by_name.end(),
+                                     [](const auto& entry) { return entry.second == 0; });
   if (zero_skip && !force) {
     return usage(out,
                  "restore: --skip-ahead 0 resumes at the backup's ceilings and issues again every "
                  "value handed out since the backup; add --force if you know none was");
   }
+  return std::nullopt;
+}
+
+// The backup's manifest, checked to describe the checkpoint beside it; else the exit status.
+std::variant<backup::BackupManifest, int> read_backup_manifest(const std::string& from,
+                                                               std::FILE* out) {
   const std::string manifest_path = from + "/" + std::string(backup::kManifestFile);
   std::string text;
   if (std::FILE* f = std::fopen(manifest_path.c_str(), "rb"); f != nullptr) {
@@ -249,28 +264,112 @@ int restore_command(int argc, char** argv, std::FILE* out) {
     return kFailed;
   }
   // The manifest must describe this very checkpoint: its store and the position it reaches.
-  if (manifest->format >= 2) {
-    auto stamp = RocksDbCounterStore::stamp_of(from);
-    if (!stamp) {
-      std::fprintf(out, "restore: %s\n", stamp.error().message.c_str());
-      return kFailed;
-    }
-    if (stamp->identity != manifest->store_identity ||
-        stamp->position != manifest->store_position) {
-      std::fprintf(out,
-                   "restore: refused, nothing restored: %s describes another checkpoint (store "
-                   "%s at write %llu; this one is store %s at write %llu)\n",
-                   manifest_path.c_str(), manifest->store_identity.c_str(),
-                   static_cast<unsigned long long>(manifest->store_position),
-                   stamp->identity.c_str(), static_cast<unsigned long long>(stamp->position));
-      return kRefused;
-    }
-  } else {
+  if (manifest->format < 2) {
     std::fprintf(out,
                  "restore: %s is of format 1 (an earlier release): not bound to its checkpoint, "
                  "it is checked against the checkpoint's own keys\n",
                  manifest_path.c_str());
+    return std::move(*manifest);
   }
+  auto stamp = RocksDbCounterStore::stamp_of(from);
+  if (!stamp) {
+    std::fprintf(out, "restore: %s\n", stamp.error().message.c_str());
+    return kFailed;
+  }
+  if (stamp->identity != manifest->store_identity || stamp->position != manifest->store_position) {
+    std::fprintf(out,
+                 "restore: refused, nothing restored: %s describes another checkpoint (store "
+                 "%s at write %llu; this one is store %s at write %llu)\n",
+                 manifest_path.c_str(), manifest->store_identity.c_str(),
+                 static_cast<unsigned long long>(manifest->store_position), stamp->identity.c_str(),
+                 static_cast<unsigned long long>(stamp->position));
+    return kRefused;
+  }
+  return std::move(*manifest);
+}
+
+// Copies the checkpoint's store files (not the manifest, a lock file or a mark) into
+// `data_dir`, each synced, and the directory; false when a copy or sync failed.
+bool copy_store_files(const std::string& from, const std::string& data_dir, std::error_code& ec) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(from)) {
+    const std::string name = e.path().filename().string();
+    // The store's files only: not the manifest, nor a lock file a refused start left behind.
+    if (e.is_regular_file() && name != backup::kManifestFile && name != "ticketd.lock" &&
+        name != DurableMark::kFileName) {
+      files.push_back(e.path());
+    }
+  }
+  ec.clear();
+  for (const auto& file : files) {
+    const std::string dest = data_dir + "/" + file.filename().string();
+    std::error_code copy_ec;
+    if (!fs::copy_file(file, dest, copy_ec) || !fsync_path(dest, false)) {
+      ec = copy_ec ? copy_ec : std::make_error_code(std::errc::io_error);
+      return false;
+    }
+  }
+  return static_cast<bool>(fsync_path(data_dir, true));
+}
+
+// Raises the copied store's ceilings by the plan and adopts the external mark; the exit status.
+// On failure the store is closed (reset) and the caller undoes the copy.
+int apply_restore(std::unique_ptr<RocksDbCounterStore>& store,
+                  const backup::BackupManifest& manifest, const RestoreArgs& a, std::FILE* out) {
+  // Every sequence, kind, ceiling, committed number and tombstone comes from the checkpoint's
+  // own keys; the manifest only has to agree with them.
+  auto derived = backup::describe_store(*store, manifest.taken_at_ms);
+  auto believed = derived ? backup::reconcile(manifest, *derived)
+                          : DetailedResult<backup::BackupManifest>(derived.error());
+  if (!believed) {
+    std::fprintf(out, "restore: refused, nothing restored: %s\n", believed.error().message.c_str());
+    store.reset();
+    return exit_status(exit_code(believed.error().code));
+  }
+  auto plan = backup::plan_restore(*believed, *store, a.options);
+  if (!plan) {
+    std::fprintf(out, "restore: refused, nothing restored:\n%s\n", plan.error().message.c_str());
+    store.reset();
+    return exit_status(exit_code(plan.error().code));
+  }
+  if (auto r = store->commit(plan->mutations); !r) {
+    std::fprintf(out, "restore: writing the restored ceilings failed: %s\n",
+                 r.error().message.c_str());
+    store.reset();
+    return kFailed;
+  }
+  if (!a.external_mark.empty()) {
+    if (auto m = store->adopt_external_mark(a.external_mark); !m) {
+      std::fprintf(out, "restore: the external mark %s: %s\n", a.external_mark.c_str(),
+                   m.error().message.c_str());
+      store.reset();
+      return kFailed;
+    }
+  }
+  for (const auto& step : plan->steps) {
+    std::fprintf(out, "restore: %s: %s\n", step.sequence.c_str(), step.detail.c_str());
+    log::audit(step.event,
+               "'" + step.sequence + "' from backup " + manifest.id + ": " + step.detail,
+               {{"sequence", step.sequence}, {"backup", manifest.id}});
+  }
+  if (!a.external_mark.empty()) {
+    std::fprintf(out, "restore: the external mark %s now belongs to %s\n", a.external_mark.c_str(),
+                 a.data_dir.c_str());
+  }
+  std::fprintf(out, "restore: done: %zu sequences; check it with `ticketd verify --data-dir %s`\n",
+               plan->steps.size(), a.data_dir.c_str());
+  return exit_status(ExitCode::kOk);
+}
+
+}  // namespace
+
+int restore_command(int argc, char** argv, std::FILE* out) {
+  RestoreArgs a;
+  if (auto refused = parse_restore_args(argc, argv, out, a)) return *refused;
+  auto read = read_backup_manifest(a.from, out);
+  if (const int* status = std::get_if<int>(&read)) return *status;
+  const auto& manifest = std::get<backup::BackupManifest>(read);
+  const std::string& data_dir = a.data_dir;
   std::error_code ec;
   const bool existed = fs::exists(data_dir, ec);
   if (existed && !fs::is_empty(data_dir, ec)) {
@@ -294,38 +393,20 @@ int restore_command(int argc, char** argv, std::FILE* out) {
       fs::remove_all(data_dir, ignored);
     }
   };
-  int code = kFailed;
+  int status = kFailed;
   {
     auto lock = DataDirLock::acquire(data_dir);
     if (!lock) {
       std::fprintf(out, "restore: %s\n", lock.error().message.c_str());
       return kFailed;
     }
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(from)) {
-      const std::string name = e.path().filename().string();
-      // The store's files only: not the manifest, nor a lock file a refused start left behind.
-      if (e.is_regular_file() && name != backup::kManifestFile && name != "ticketd.lock" &&
-          name != DurableMark::kFileName) {
-        files.push_back(e.path());
-      }
-    }
-    ec.clear();
-    for (const auto& file : files) {
-      const std::string dest = data_dir + "/" + file.filename().string();
-      std::error_code copy_ec;
-      if (!fs::copy_file(file, dest, copy_ec) || !fsync_path(dest, false)) {
-        ec = copy_ec ? copy_ec : std::make_error_code(std::errc::io_error);
-        break;
-      }
-    }
-    if (ec || !fsync_path(data_dir, true)) {
-      std::fprintf(out, "restore: copying '%s' failed: %s\n", from.c_str(), ec.message().c_str());
+    if (!copy_store_files(a.from, data_dir, ec)) {
+      std::fprintf(out, "restore: copying '%s' failed: %s\n", a.from.c_str(), ec.message().c_str());
       undo();
       return kFailed;
     }
     SystemClock clock;
-    options.now_ms = clock.now_unix_ms();
+    a.options.now_ms = clock.now_unix_ms();
     // The copied store has no mark yet (the backup's files only): restore gives it its first.
     auto store = RocksDbCounterStore::open(data_dir, StoreMarks{MarkPolicy::kAdopt, {}});
     if (!store) {
@@ -333,55 +414,14 @@ int restore_command(int argc, char** argv, std::FILE* out) {
       undo();
       return kFailed;
     }
-    std::fprintf(out, "restore: %s (taken %s, %.1f s ago) into %s\n", from.c_str(),
-                 format_utc_ms(manifest->taken_at_ms).c_str(),
-                 static_cast<double>(options.now_ms - manifest->taken_at_ms) / 1000.0,
+    std::fprintf(out, "restore: %s (taken %s, %.1f s ago) into %s\n", a.from.c_str(),
+                 format_utc_ms(manifest.taken_at_ms).c_str(),
+                 static_cast<double>(a.options.now_ms - manifest.taken_at_ms) / 1000.0,
                  data_dir.c_str());
-    // Every sequence, kind, ceiling, committed number and tombstone comes from the checkpoint's
-    // own keys; the manifest only has to agree with them.
-    auto derived = backup::describe_store(**store, manifest->taken_at_ms);
-    auto believed = derived ? backup::reconcile(*manifest, *derived)
-                            : DetailedResult<backup::BackupManifest>(derived.error());
-    if (!believed) {
-      std::fprintf(out, "restore: refused, nothing restored: %s\n",
-                   believed.error().message.c_str());
-      store->reset();
-      undo();
-      return exit_status(exit_code(believed.error().code));
-    }
-    auto plan = backup::plan_restore(*believed, **store, options);
-    if (!plan) {
-      std::fprintf(out, "restore: refused, nothing restored:\n%s\n", plan.error().message.c_str());
-      store->reset();
-      code = exit_status(exit_code(plan.error().code));
-    } else if (auto r = (*store)->commit(plan->mutations); !r) {
-      std::fprintf(out, "restore: writing the restored ceilings failed: %s\n",
-                   r.error().message.c_str());
-      store->reset();
-    } else if (auto m = external_mark.empty() ? r : (*store)->adopt_external_mark(external_mark);
-               !m) {
-      std::fprintf(out, "restore: the external mark %s: %s\n", external_mark.c_str(),
-                   m.error().message.c_str());
-      store->reset();
-    } else {
-      for (const auto& step : plan->steps) {
-        std::fprintf(out, "restore: %s: %s\n", step.sequence.c_str(), step.detail.c_str());
-        log::audit(step.event,
-                   "'" + step.sequence + "' from backup " + manifest->id + ": " + step.detail,
-                   {{"sequence", step.sequence}, {"backup", manifest->id}});
-      }
-      if (!external_mark.empty()) {
-        std::fprintf(out, "restore: the external mark %s now belongs to %s\n",
-                     external_mark.c_str(), data_dir.c_str());
-      }
-      std::fprintf(out,
-                   "restore: done: %zu sequences; check it with `ticketd verify --data-dir %s`\n",
-                   plan->steps.size(), data_dir.c_str());
-      return exit_status(ExitCode::kOk);
-    }
+    status = apply_restore(*store, manifest, a, out);
   }
-  undo();
-  return code;
+  if (status != exit_status(ExitCode::kOk)) undo();
+  return status;
 }
 
 OnlineBackups::OnlineBackups(Engine& engine, RocksDbCounterStore& store, std::string dir,
