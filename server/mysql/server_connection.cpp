@@ -295,33 +295,8 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
       });
       return;
     }
-    case kComQuery: {
-      auto q = decode_com_query(as_bytes(payload));
-      if (!q) return done(error_output(kErParse, "42000", "malformed COM_QUERY", false));
-      std::vector<std::string_view> statements;
-      if (q->query.find(';') == std::string::npos) {
-        const std::string_view one = q->query;  // one statement: nothing to split
-        return start_queries({&one, 1}, false, done);
-      } else {
-        auto parts = sql::split_statements(q->query, kMaxStatementsPerQuery);
-        if (parts.size() > kMaxStatementsPerQuery && multi_statements_) {
-          Output o;
-          append_result(o.bytes,
-                        to_err(LimitErrc::kTooManyStatements,
-                               "Too many statements in one query: at most " +
-                                   std::to_string(kMaxStatementsPerQuery) + " are allowed"),
-                        false, 0);
-          return done(std::move(o));
-        }
-        statements.assign(parts.begin(), parts.end());
-      }
-      if (statements.empty()) statements.emplace_back(q->query);
-      if (statements.size() > 1 && !multi_statements_) {
-        // Without CLIENT_MULTI_STATEMENTS, "a; b" is one malformed statement, as in mysqld.
-        statements = {q->query};
-      }
-      return start_queries(statements, false, done);
-    }
+    case kComQuery:
+      return query(payload, done);
     case kComFieldList:
       return field_list(payload, done);
     case kComStatistics: {
@@ -331,103 +306,92 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
                           "0.000");
       return done(std::move(o));
     }
-    case kComSetOption: {
-      auto opt = decode_com_set_option(as_bytes(payload));
-      if (!opt || opt->option > kMysqlOptionMultiStatementsOff) {
-        return done(error_output(kErUnknownComError, "08S01", "Unknown command", false));
-      }
-      multi_statements_ = opt->option == kMysqlOptionMultiStatementsOn;
-      Output o;
-      // mysqld answers COM_SET_OPTION with an EOF packet (an OK when EOF is deprecated).
-      if (client_caps_ & kClientDeprecateEof) {
-        append_ok(o.bytes, OkResult{});
-      } else {
-        append(o.bytes, to_payload(EofPacket{0, status_flags()}, client_caps_));
-      }
-      return done(std::move(o));
-    }
-    case kComResetConnection: {
-      executor_.end_session(session_);  // releases gapless numbers of the open transaction
-      SessionState fresh;
-      fresh.connection_id = session_.connection_id;
-      fresh.user = session_.user;
-      fresh.host = session_.host;
-      fresh.database = session_.database;
-      // The connection's own, not the session's: where engine answers resume, and its TLS.
-      fresh.handoff = session_.handoff;
-      fresh.tls_version = session_.tls_version;
-      fresh.tls_cipher = session_.tls_cipher;
-      // A fresh account: assigning gives back everything the old one held, long data and
-      // statement texts included.
-      fresh.memory = executor_.connection_memory();
-      session_ = std::move(fresh);
-      statements_.clear();
-      // The old account gave back the buffers' charges too: the new one takes them over.
-      buffers_charged_ = 0;
-      output_charged_ = 0;
-      charge_buffers();
-      Output o;
-      append_ok(o.bytes, OkResult{});
-      return done(std::move(o));
-    }
+    case kComSetOption:
+      return set_option(payload, done);
+    case kComResetConnection:
+      return reset_connection(done);
     case kComStmtPrepare:
       return prepare(payload, done);
     case kComStmtExecute:
       return execute_prepared(payload, done);
-    case kComStmtClose: {
-      // No reply, by protocol. Closing an unknown id is silently ignored, as in mysqld.
-      if (auto c = decode_stmt_close(as_bytes(payload))) {
-        if (auto it = statements_.find(c->statement_id); it != statements_.end()) {
-          release_long_data(it->second);
-          session_.memory.release(it->second.charged);
-          statements_.erase(it);
-        }
-      }
-      return done(Output{});
-    }
-    case kComStmtReset: {
-      auto r = decode_stmt_reset(as_bytes(payload));
-      auto it = r ? statements_.find(r->statement_id) : statements_.end();
-      if (it == statements_.end()) {
-        return done(error_output(kErUnknownStmtHandler, "HY000",
-                                 "Unknown prepared statement handler given to mysqld_stmt_reset",
-                                 false));
-      }
-      release_long_data(it->second);
-      it->second.long_data_error.reset();
-      Output o;
-      append_ok(o.bytes, OkResult{});
-      return done(std::move(o));
-    }
-    case kComStmtSendLongData: {
-      // No reply, by protocol; the data joins the parameter at the next execute.
-      auto d = decode_stmt_send_long_data(as_bytes(payload));
-      auto it = d ? statements_.find(d->statement_id) : statements_.end();
-      if (it == statements_.end() || d->param_id >= it->second.num_params) return done(Output{});
-      auto& ps = it->second;
-      if (ps.long_data_error) return done(Output{});  // already failed: dropped until execute
-      auto& slot = ps.long_data[d->param_id];
-      const std::size_t have = slot ? slot->size() : 0;
-      if (have + d->data.size() > executor_.settings().max_allowed_packet) {
-        // mysqld's text for a parameter longer than max_allowed_packet.
-        ps.long_data_error = to_err(LimitErrc::kLongDataTooLarge,
-                                    "Parameter of prepared statement which is set through "
-                                    "mysql_send_long_data() is longer than 'max_allowed_packet' "
-                                    "bytes");
-        release_long_data(ps);
-      } else if (auto verdict = session_.memory.try_charge(d->data.size());
-                 verdict != ConnectionMemory::Verdict::kOk) {
-        ps.long_data_error = to_err(verdict, session_.memory);
-        release_long_data(ps);
-      } else {
-        if (!slot) slot.emplace();
-        slot->append(d->data);
-      }
-      return done(Output{});
-    }
+    case kComStmtClose:
+      return close_statement(payload, done);
+    case kComStmtReset:
+      return reset_statement(payload, done);
+    case kComStmtSendLongData:
+      return send_long_data(payload, done);
     default:
       return done(error_output(kErUnknownComError, "08S01", "Unknown command", false));
   }
+}
+
+void ServerConnection::query(std::string_view payload, const Done& done) {
+  auto q = decode_com_query(as_bytes(payload));
+  if (!q) return done(error_output(kErParse, "42000", "malformed COM_QUERY", false));
+  std::vector<std::string_view> statements;
+  if (q->query.find(';') == std::string::npos) {
+    const std::string_view one = q->query;  // one statement: nothing to split
+    return start_queries({&one, 1}, false, done);
+  } else {
+    auto parts = sql::split_statements(q->query, kMaxStatementsPerQuery);
+    if (parts.size() > kMaxStatementsPerQuery && multi_statements_) {
+      Output o;
+      append_result(o.bytes,
+                    to_err(LimitErrc::kTooManyStatements,
+                           "Too many statements in one query: at most " +
+                               std::to_string(kMaxStatementsPerQuery) + " are allowed"),
+                    false, 0);
+      return done(std::move(o));
+    }
+    statements.assign(parts.begin(), parts.end());
+  }
+  if (statements.empty()) statements.emplace_back(q->query);
+  if (statements.size() > 1 && !multi_statements_) {
+    // Without CLIENT_MULTI_STATEMENTS, "a; b" is one malformed statement, as in mysqld.
+    statements = {q->query};
+  }
+  return start_queries(statements, false, done);
+}
+
+void ServerConnection::set_option(std::string_view payload, const Done& done) {
+  auto opt = decode_com_set_option(as_bytes(payload));
+  if (!opt || opt->option > kMysqlOptionMultiStatementsOff) {
+    return done(error_output(kErUnknownComError, "08S01", "Unknown command", false));
+  }
+  multi_statements_ = opt->option == kMysqlOptionMultiStatementsOn;
+  Output o;
+  // mysqld answers COM_SET_OPTION with an EOF packet (an OK when EOF is deprecated).
+  if (client_caps_ & kClientDeprecateEof) {
+    append_ok(o.bytes, OkResult{});
+  } else {
+    append(o.bytes, to_payload(EofPacket{0, status_flags()}, client_caps_));
+  }
+  return done(std::move(o));
+}
+
+void ServerConnection::reset_connection(const Done& done) {
+  executor_.end_session(session_);  // releases gapless numbers of the open transaction
+  SessionState fresh;
+  fresh.connection_id = session_.connection_id;
+  fresh.user = session_.user;
+  fresh.host = session_.host;
+  fresh.database = session_.database;
+  // The connection's own, not the session's: where engine answers resume, and its TLS.
+  fresh.handoff = session_.handoff;
+  fresh.tls_version = session_.tls_version;
+  fresh.tls_cipher = session_.tls_cipher;
+  // A fresh account: assigning gives back everything the old one held, long data and
+  // statement texts included.
+  fresh.memory = executor_.connection_memory();
+  session_ = std::move(fresh);
+  statements_.clear();
+  // The old account gave back the buffers' charges too: the new one takes them over.
+  buffers_charged_ = 0;
+  output_charged_ = 0;
+  charge_buffers();
+  Output o;
+  append_ok(o.bytes, OkResult{});
+  return done(std::move(o));
 }
 
 void ServerConnection::start_queries(std::span<const std::string_view> statements, bool binary,

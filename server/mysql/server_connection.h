@@ -172,6 +172,14 @@ class ServerConnection {
   void prepare(std::string_view payload, const Done& done);
   void execute_prepared(std::string_view payload, const Done& done);
   void field_list(std::string_view payload, const Done& done);
+  // The commands handle_command() dispatches: COM_QUERY, COM_SET_OPTION, COM_RESET_CONNECTION,
+  // and the prepared statement's COM_STMT_CLOSE / _RESET / _SEND_LONG_DATA.
+  void query(std::string_view payload, const Done& done);
+  void set_option(std::string_view payload, const Done& done);
+  void reset_connection(const Done& done);
+  void close_statement(std::string_view payload, const Done& done);
+  void reset_statement(std::string_view payload, const Done& done);
+  void send_long_data(std::string_view payload, const Done& done);
 
   // Encoders: append framed packets to `out` using the running sequence id.
   void append(std::string& out, std::string_view payload);

@@ -167,4 +167,58 @@ void ServerConnection::execute_prepared(std::string_view payload, const Done& do
   start_queries({&one, 1}, true, done);
 }
 
+void ServerConnection::close_statement(std::string_view payload, const Done& done) {
+  // No reply, by protocol. Closing an unknown id is silently ignored, as in mysqld.
+  if (auto c = decode_stmt_close(as_bytes(payload))) {
+    if (auto it = statements_.find(c->statement_id); it != statements_.end()) {
+      release_long_data(it->second);
+      session_.memory.release(it->second.charged);
+      statements_.erase(it);
+    }
+  }
+  return done(Output{});
+}
+
+void ServerConnection::reset_statement(std::string_view payload, const Done& done) {
+  auto r = decode_stmt_reset(as_bytes(payload));
+  auto it = r ? statements_.find(r->statement_id) : statements_.end();
+  if (it == statements_.end()) {
+    return done(error_output(kErUnknownStmtHandler, "HY000",
+                             "Unknown prepared statement handler given to mysqld_stmt_reset",
+                             false));
+  }
+  release_long_data(it->second);
+  it->second.long_data_error.reset();
+  Output o;
+  append_ok(o.bytes, OkResult{});
+  return done(std::move(o));
+}
+
+void ServerConnection::send_long_data(std::string_view payload, const Done& done) {
+  // No reply, by protocol; the data joins the parameter at the next execute.
+  auto d = decode_stmt_send_long_data(as_bytes(payload));
+  auto it = d ? statements_.find(d->statement_id) : statements_.end();
+  if (it == statements_.end() || d->param_id >= it->second.num_params) return done(Output{});
+  auto& ps = it->second;
+  if (ps.long_data_error) return done(Output{});  // already failed: dropped until execute
+  auto& slot = ps.long_data[d->param_id];
+  const std::size_t have = slot ? slot->size() : 0;
+  if (have + d->data.size() > executor_.settings().max_allowed_packet) {
+    // mysqld's text for a parameter longer than max_allowed_packet.
+    ps.long_data_error = to_err(LimitErrc::kLongDataTooLarge,
+                                "Parameter of prepared statement which is set through "
+                                "mysql_send_long_data() is longer than 'max_allowed_packet' "
+                                "bytes");
+    release_long_data(ps);
+  } else if (auto verdict = session_.memory.try_charge(d->data.size());
+             verdict != ConnectionMemory::Verdict::kOk) {
+    ps.long_data_error = to_err(verdict, session_.memory);
+    release_long_data(ps);
+  } else {
+    if (!slot) slot.emplace();
+    slot->append(d->data);
+  }
+  return done(Output{});
+}
+
 }  // namespace ticketd::mysql
