@@ -1,13 +1,11 @@
 // ticketd: a durable ticket server. Parses the command line, loads the config, runs the daemon.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <filesystem>
-#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,7 +85,6 @@ int main(int argc, char** argv) {
   std::string mysql_listen;
   std::string http_listen;
   config::ForceFlags force;
-  bool verify = false;
   if (argc == 2 && std::string_view(argv[1]) == "hash-password") {
     return hash_password_command(stdin, stdout);
   }
@@ -104,7 +101,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "restride") {
     return restride_command(argc, argv, stdout, stderr);
   }
-  verify = argc >= 2 && std::string_view(argv[1]) == "verify";
+  const bool verify = argc >= 2 && std::string_view(argv[1]) == "verify";
   const std::span words(argv + (verify ? 2 : 1), argv + argc);
   if (has_word(words, {"--help", "-h"})) {
     std::fputs(kUsage, stdout);

@@ -100,8 +100,8 @@ std::string take_skip(std::string_view flag, const std::string& value,
                  "of the 30 days before the backup: an estimate, not a bound; a burst above "
                  "it since the backup may be issued again\n");
   } else if (!n || (gapless && name.empty())) {
-    return "restore: " + std::string(flag) + " expects " +
-           (gapless ? "NAME=N" : "auto, peak, N or NAME=N") + ", got '" + value + "'";
+    return std::string(flag) + " expects " + (gapless ? "NAME=N" : "auto, peak, N or NAME=N") +
+           ", got '" + value + "'";
   } else if (gapless) {
     options.gapless_last_used[name] = *n;
   } else if (name.empty()) {
@@ -224,7 +224,7 @@ std::optional<int> parse_restore_args(int argc, char** argv, std::FILE* out, Res
       skip("--gapless"),
   };
   if (auto problem = parse_command_line(std::span(argv + 2, argv + argc), rows); !problem.empty()) {
-    return usage(out, problem.starts_with("restore: ") ? problem : "restore: " + problem);
+    return usage(out, "restore: " + problem);
   }
   if (a.from.empty() || a.data_dir.empty()) {
     return usage(out, "restore needs --from BACKUP --data-dir DIR");

@@ -25,8 +25,7 @@ TicketSequence::TicketSequence(SequenceRecord record, GroupCommitter& committer,
   // clock. No legitimate arrival time lies more than one window ahead (a take never spends past
   // it), so a record from a wall clock since stepped back is held to one window: a full burst
   // spent, never a stall as long as the step.
-  const std::int64_t wall_ms = clock_.now_unix_ms();
-  const std::uint64_t wall_now = wall_ms <= 0 ? 0 : static_cast<std::uint64_t>(wall_ms) * 1000;
+  const std::uint64_t wall_now = wall_now_us();
   const std::uint64_t ahead =
       record.rate_tat_us > wall_now ? record.rate_tat_us - wall_now : std::uint64_t{0};
   const u128 tat = u128{now_us()} + std::min(ahead, rate_window_us(spec_));
@@ -81,18 +80,23 @@ Error TicketSequence::rate_error() const {
                    " values per second (the bound a restore from a backup relies on); retry"};
 }
 
-std::uint64_t TicketSequence::now_us() const {
-  const std::int64_t ms = clock_.monotonic_ms();
+namespace {
+
+std::uint64_t ms_to_us(std::int64_t ms) {
   return ms <= 0 ? 0 : static_cast<std::uint64_t>(ms) * 1000;
 }
+
+}  // namespace
+
+std::uint64_t TicketSequence::now_us() const { return ms_to_us(clock_.monotonic_ms()); }
+
+std::uint64_t TicketSequence::wall_now_us() const { return ms_to_us(clock_.now_unix_ms()); }
 
 std::uint64_t TicketSequence::rate_tat_wall_us_locked() const {
   const std::uint64_t now = now_us();
   if (rate_tat_us_ <= now) return 0;  // in the past: the whole allowance is back
-  const std::int64_t wall_ms = clock_.now_unix_ms();
-  const u128 wall_now = wall_ms <= 0 ? 0 : u128{static_cast<std::uint64_t>(wall_ms)} * 1000;
   return static_cast<std::uint64_t>(
-      std::min<u128>(wall_now + (rate_tat_us_ - now), ~std::uint64_t{0}));
+      std::min<u128>(u128{wall_now_us()} + (rate_tat_us_ - now), ~std::uint64_t{0}));
 }
 
 std::uint64_t TicketSequence::rate_budget_locked(std::uint64_t now) const {

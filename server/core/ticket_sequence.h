@@ -192,6 +192,8 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   // The clock the allowance runs on: monotonic, so a wall clock stepped back neither stalls
   // issuance nor, stepped forward, refills the allowance early.
   [[nodiscard]] std::uint64_t now_us() const;
+  // The wall clock in microseconds (0 before 1970), what the record's arrival time is kept in.
+  [[nodiscard]] std::uint64_t wall_now_us() const;
   // rate_tat_us_ as a wall-clock time, for the record (a restart's monotonic clock starts over).
   [[nodiscard]] std::uint64_t rate_tat_wall_us_locked() const;
   // The highest value the current grid may issue: max_value, or the fence below it.
