@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/base/sequence_kind.h"
 #include "server/base/utc_time.h"
 
 namespace ticketd::config {
@@ -18,7 +19,7 @@ namespace ticketd::config {
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 enum class LogFormat { kText, kJson };
 enum class StorageEngine { kRocksDb, kEtcd };
-enum class SequenceKind { kTicket, kGapless, kSnowflake, kUuidV7 };
+using ticketd::SequenceKind;  // one row per kind: server/base/sequence_kind.h
 enum class GaplessOrder { kRelaxed, kStrict };
 enum class SnowflakeFieldOrder { kTimeWorkerSequence, kTimeSequenceWorker };  // or Sonyflake's
 enum class WorkerSource { kStatic, kEnv, kEtcd };

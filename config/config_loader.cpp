@@ -33,10 +33,6 @@ constexpr Word<FollowerHttp> kFollowerHttp[] = {{"refuse", FollowerHttp::kRefuse
 constexpr Word<LogFormat> kLogFormats[] = {{"text", LogFormat::kText}, {"json", LogFormat::kJson}};
 constexpr Word<StorageEngine> kStorageEngines[] = {{"rocksdb", StorageEngine::kRocksDb},
                                                    {"etcd", StorageEngine::kEtcd}};
-constexpr Word<SequenceKind> kSequenceKinds[] = {{"ticket", SequenceKind::kTicket},
-                                                 {"snowflake", SequenceKind::kSnowflake},
-                                                 {"gapless", SequenceKind::kGapless},
-                                                 {"uuidv7", SequenceKind::kUuidV7}};
 constexpr Word<GaplessOrder> kGaplessOrders[] = {{"relaxed", GaplessOrder::kRelaxed},
                                                  {"strict", GaplessOrder::kStrict}};
 constexpr Word<SnowflakeFieldOrder> kFieldOrders[] = {
@@ -514,10 +510,7 @@ class Loader : public YamlReader {
     for (std::size_t i = 0; i < node.size(); ++i) {
       const auto n = node[i];
       const std::string p = "sequences[" + std::to_string(i) + "]";
-      if (!expect_map(
-              n, p,
-              {"name", "kind", "start", "increment", "offset", "max_value", "cache", "max_rate",
-               "order", "reservation_ttl_ms", "max_reservation_ttl_ms", "strict_wait_ms"})) {
+      if (!expect_map(n, p, {"name", "kind"}, kAllKindKeys)) {
         continue;
       }
       SequenceConfig s;
@@ -531,9 +524,21 @@ class Loader : public YamlReader {
         continue;
       }
       check_name(n["name"], p + ".name", s.name);
-      get_word(n, p, "kind", kSequenceKinds, s.kind, [](const std::string& kind) {
-        return "unknown kind '" + kind + "' (expected ticket, gapless, snowflake or uuidv7)";
-      });
+      if (std::string kind; get_string(n, p, "kind", kind)) {
+        if (auto k = parse_kind(kind)) {
+          s.kind = *k;
+        } else {
+          error(n["kind"], p + ".kind",
+                "unknown kind '" + kind + "' (expected " + kind_names_text() + ")");
+        }
+      }
+      // Every key of any kind; the kind's row says which it takes.
+      for (const auto key : kAllKindKeys) {
+        const std::string k(key);
+        if (n[k] && !kind_takes(s.kind, key)) {
+          error(n[k], p + "." + k, "not used by kind " + std::string(kind_name(s.kind)));
+        }
+      }
       if (s.kind == SequenceKind::kGapless) {
         get_word(n, p, "order", kGaplessOrders, s.order, [](const std::string& order) {
           return "unknown order '" + order + "' (expected relaxed or strict)";
@@ -546,28 +551,13 @@ class Loader : public YamlReader {
           error(n["reservation_ttl_ms"], p + ".reservation_ttl_ms",
                 "reservation_ttl_ms is greater than max_reservation_ttl_ms");
         }
-      } else {
-        for (const char* key :
-             {"order", "reservation_ttl_ms", "max_reservation_ttl_ms", "strict_wait_ms"}) {
-          if (n[key]) error(n[key], p + "." + key, "only gapless sequences take this setting");
-        }
-      }
-      if (s.kind == SequenceKind::kUuidV7) {
-        // A UUIDv7 is time plus randomness: there is no counter these keys could shape.
-        for (const char* key : {"start", "increment", "offset", "max_value", "cache"}) {
-          if (n[key]) error(n[key], p + "." + key, "not used by kind uuidv7");
-        }
       }
       get_uint(n, p, "start", s.start, 1);
       get_uint(n, p, "increment", s.increment, 1, 65535);
       get_uint(n, p, "offset", s.offset, 1, 65535);
       get_uint(n, p, "max_value", s.max_value, 1);
       get_uint(n, p, "cache", s.cache, 1, 1000000000);
-      if (s.kind == SequenceKind::kTicket) {
-        get_uint(n, p, "max_rate", s.max_rate, 1, kMaxMaxRate);
-      } else if (n["max_rate"]) {
-        error(n["max_rate"], p + ".max_rate", "only ticket sequences take this setting");
-      }
+      get_uint(n, p, "max_rate", s.max_rate, 1, kMaxMaxRate);
       if (s.offset > s.increment) {
         error(n["offset"] ? n["offset"] : n, p + ".offset",
               "offset " + std::to_string(s.offset) + " is greater than increment " +

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -45,7 +46,8 @@ class YamlReader {
 
   // Reports keys that are not in `allowed`: a typo must not silently fall back to a default.
   bool expect_map(const YAML::Node& node, const std::string& path,
-                  std::initializer_list<std::string_view> allowed) {
+                  std::initializer_list<std::string_view> allowed,
+                  std::span<const std::string_view> also_allowed = {}) {
     if (!node.IsMap()) {
       error(node, path, "expected a mapping");
       return false;
@@ -54,6 +56,7 @@ class YamlReader {
       auto key = kv.first.Scalar();
       bool known = false;
       for (auto a : allowed) known = known || a == key;
+      for (auto a : also_allowed) known = known || a == key;
       if (!known) error(kv.first, join(path, key), "unknown key");
     }
     return true;

@@ -34,20 +34,6 @@ log::Format to_core(config::LogFormat format) {
   return log::Format::kText;
 }
 
-SequenceKind to_core(config::SequenceKind kind) {
-  switch (kind) {
-    case config::SequenceKind::kTicket:
-      return SequenceKind::kTicket;
-    case config::SequenceKind::kGapless:
-      return SequenceKind::kGapless;
-    case config::SequenceKind::kSnowflake:
-      return SequenceKind::kSnowflake;
-    case config::SequenceKind::kUuidV7:
-      return SequenceKind::kUuidV7;
-  }
-  return SequenceKind::kTicket;
-}
-
 GaplessOrder to_core(config::GaplessOrder order) {
   switch (order) {
     case config::GaplessOrder::kRelaxed:
@@ -83,7 +69,7 @@ ClockPolicy to_core(config::ClockPolicy policy) {
 SequenceSpec to_spec(const config::SequenceConfig& s) {
   SequenceSpec spec;
   spec.name = s.name;
-  spec.kind = to_core(s.kind);
+  spec.kind = s.kind;
   spec.start = s.start;
   spec.increment = s.increment;
   spec.offset = s.offset;
@@ -100,6 +86,12 @@ GaplessOptions gapless_options(const config::SequenceConfig& s) {
   o.max_reservation_ttl_ms = s.max_reservation_ttl.count();
   o.strict_wait_ms = s.strict_wait.count();
   return o;
+}
+
+SequenceDefinition to_definition(const config::SequenceConfig& sequence) {
+  SequenceDefinition d{to_spec(sequence), {}};
+  if (sequence.kind == SequenceKind::kGapless) d.gapless = gapless_options(sequence);
+  return d;
 }
 
 WorkerPoolSpec to_spec(const config::WorkerPoolConfig& p) {

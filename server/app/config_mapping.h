@@ -5,6 +5,7 @@
 #include "config/config.h"
 #include "server/base/log.h"
 #include "server/core/gapless_sequence.h"
+#include "server/core/sequence_definition.h"
 #include "server/core/sequence_spec.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/snowflake_layout.h"
@@ -15,7 +16,6 @@ namespace ticketd {
 
 [[nodiscard]] log::Level to_core(config::LogLevel level);
 [[nodiscard]] log::Format to_core(config::LogFormat format);
-[[nodiscard]] SequenceKind to_core(config::SequenceKind kind);
 [[nodiscard]] GaplessOrder to_core(config::GaplessOrder order);
 [[nodiscard]] SnowflakeFieldOrder to_core(config::SnowflakeFieldOrder order);
 [[nodiscard]] ClockPolicy to_core(config::ClockPolicy policy);
@@ -25,6 +25,9 @@ namespace ticketd {
 [[nodiscard]] WorkerPoolSpec to_spec(const config::WorkerPoolConfig& pool);
 /// A gapless `sequences:` entry's options.
 [[nodiscard]] GaplessOptions gapless_options(const config::SequenceConfig& sequence);
+/// A `sequences:` entry as what the registry's configure() takes: its spec and, for a gapless
+/// one, its options.
+[[nodiscard]] SequenceDefinition to_definition(const config::SequenceConfig& sequence);
 /// etcd endpoints and their TLS files and credentials as the client's options (timeouts left
 /// at their defaults for the caller to set).
 [[nodiscard]] etcd::EtcdClientOptions etcd_client_options(const std::vector<std::string>& endpoints,

@@ -33,7 +33,7 @@ ReadConfig read_config(const ConfigSource& source) {
     for (const auto& name : source.force.*row.names) {
       const bool configured = std::any_of(
           cfg.sequences.begin(), cfg.sequences.end(),
-          [&](const auto& s) { return s.name == name && s.kind == config::SequenceKind::kTicket; });
+          [&](const auto& s) { return s.name == name && s.kind == SequenceKind::kTicket; });
       if (loaded.config && !configured) {
         errors.push_back(std::string(row.flag) + " " + name +
                          ": the config has no ticket sequence '" + name + "'");

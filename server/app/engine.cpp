@@ -174,7 +174,7 @@ Engine::Engine(const config::Config& config, Storage storage)
   // Sequences of every kind can be created at run time; their Snowflake generators use the
   // server's layout and worker ID. With the etcd engine their high-water marks are fenced
   // writes like every other, so a deposed leader cannot raise one.
-  RuntimeKinds runtime{&clock_, &store_reads_, nullptr};
+  RuntimeKinds runtime{&clock_, &store_reads_, nullptr, &retries_};
   runtime.open_snowflake = [this](const std::string& name) {
     return open_snowflake(name, config_.snowflake, *storage_.store, committer_, clock_,
                           etcd_worker_.lease);
@@ -212,53 +212,16 @@ DetailedResult<void> Engine::load() {
   if (auto r = service_.load(); !r) {
     return Error{r.error().code, "loading sequences: " + r.error().message};
   }
+  const auto named = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
   for (const auto& s : config_.sequences) {
-    switch (s.kind) {
-      case config::SequenceKind::kSnowflake:
-        break;  // opened by open_snowflakes()
-      case config::SequenceKind::kGapless: {
-        if (service_.find(s.name)) {
-          return Error{TicketErrc::kAlreadyExists,
-                       "config sequence '" + s.name +
-                           "': a ticket sequence of that name is stored; a gapless sequence "
-                           "needs a name of its own"};
-        }
-        auto spec = to_spec(s);
-        if (auto problem = validate(spec); !problem.empty()) {
-          return Error{TicketErrc::kInvalidArgument,
-                       "config sequence '" + s.name + "': " + problem};
-        }
-        auto gapless =
-            GaplessSequence::open(spec, gapless_options(s), *storage_.store, committer_, clock_);
-        if (!gapless) {
-          return Error{gapless.error().code,
-                       "config sequence '" + s.name + "': " + gapless.error().message};
-        }
-        if (auto r = service_.add_gapless(std::move(*gapless)); !r) {
-          return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
-        }
-        break;
-      }
-      case config::SequenceKind::kUuidV7:
-        if (service_.find(s.name) != nullptr) {
-          return Error{TicketErrc::kAlreadyExists,
-                       "config sequence '" + s.name +
-                           "': kind uuidv7, but a ticket sequence of that name is stored"};
-        }
-        if (auto r = service_.add_uuidv7(s.name, std::make_shared<UuidV7Generator>(clock_)); !r) {
-          return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
-        }
-        break;
-      case config::SequenceKind::kTicket:
-        const auto named = [&](const std::vector<std::string>& names) {
-          return std::find(names.begin(), names.end(), s.name) != names.end();
-        };
-        const ConfigForce force{.grid = named(config_.force.grid_change),
-                                .rate_raise = named(config_.force.rate_raise)};
-        if (auto r = service_.ensure_configured(to_spec(s), force); !r) {
-          return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
-        }
-        break;
+    // Snowflake sequences open once the worker ID is known: open_snowflakes().
+    if (kind_module(s.kind).opens_after_worker_id()) continue;
+    const ConfigForce force{.grid = named(config_.force.grid_change, s.name),
+                            .rate_raise = named(config_.force.rate_raise, s.name)};
+    if (auto r = service_.configure(to_definition(s), force); !r) {
+      return Error{r.error().code, "config sequence '" + s.name + "': " + r.error().message};
     }
   }
   if (auto r = rates_.load(*storage_.store); !r) {
@@ -280,7 +243,7 @@ DetailedResult<void> Engine::take_over(std::int64_t revision) {
 StartupResult<void> Engine::start_worker_lease() {
   const bool any_snowflake =
       std::any_of(config_.sequences.begin(), config_.sequences.end(),
-                  [](const auto& s) { return s.kind == config::SequenceKind::kSnowflake; });
+                  [](const auto& s) { return kind_module(s.kind).opens_after_worker_id(); });
   if (any_snowflake && config_.snowflake.worker_source == config::WorkerSource::kEtcd) {
     if (auto r = start_etcd_worker(config_, clock_, etcd_worker_); !r) {
       return StartupError{ExitCode::kFailed, r.error().message};
@@ -299,7 +262,7 @@ void Engine::close_snowflakes() {
 
 StartupResult<void> Engine::open_snowflakes() {
   for (const auto& s : config_.sequences) {
-    if (s.kind != config::SequenceKind::kSnowflake) continue;
+    if (!kind_module(s.kind).opens_after_worker_id()) continue;
     auto generator = open_snowflake(s.name, config_.snowflake, *storage_.store, committer_, clock_,
                                     etcd_worker_.lease);
     if (!generator) {
@@ -315,7 +278,7 @@ StartupResult<void> Engine::open_snowflakes() {
                           "config sequence '" + s.name + "': " + r.error().message};
     }
   }
-  if (auto r = service_.open_stored_snowflakes(); !r)
+  if (auto r = service_.open_deferred_definitions(); !r)
     return StartupError{ExitCode::kFailed, r.error().message};
   return {};
 }

@@ -107,8 +107,8 @@ std::vector<std::string> fixed_changes(const config::Config& running, const conf
     if (it->second == s) continue;
     if (it->second.kind != s.kind) {
       out.push_back("sequences." + name + ".kind");
-    } else if (s.kind != config::SequenceKind::kTicket || ha) {
-      out.push_back("sequences." + name + " (a " + std::string(kind_name(to_core(s.kind))) +
+    } else if (s.kind != SequenceKind::kTicket || ha) {
+      out.push_back("sequences." + name + " (a " + std::string(kind_name(s.kind)) +
                     " sequence's settings change at the next start)");
     }
   }
@@ -166,7 +166,7 @@ DetailedResult<std::vector<std::string>> Reloader::reload() {
   for (const auto& s : next.sequences) {
     auto it = old_sequences.find(s.name);
     if (it == old_sequences.end() || it->second == without_line(s)) continue;
-    if (s.kind != config::SequenceKind::kTicket) continue;
+    if (s.kind != SequenceKind::kTicket) continue;
     if (auto seq = service.find(s.name)) {
       if (auto e = seq->check_config(to_spec(s))) {
         return Error{e->code,
@@ -215,7 +215,7 @@ DetailedResult<std::vector<std::string>> Reloader::reload() {
     const bool added = it == old_sequences.end();
     if (!added && it->second == without_line(s)) continue;
     DetailedResult<void> r;
-    if (s.kind == config::SequenceKind::kTicket) {
+    if (s.kind == SequenceKind::kTicket) {
       r = service.ensure_configured(to_spec(s));
     } else {
       r = wait_create(service, SequenceDefinition{to_spec(s), gapless_options(s)});

@@ -7,28 +7,6 @@
 
 namespace ticketd {
 
-std::string_view kind_name(SequenceKind kind) {
-  switch (kind) {
-    case SequenceKind::kTicket:
-      return "ticket";
-    case SequenceKind::kGapless:
-      return "gapless";
-    case SequenceKind::kSnowflake:
-      return "snowflake";
-    case SequenceKind::kUuidV7:
-      return "uuidv7";
-  }
-  return "?";
-}
-
-std::optional<SequenceKind> parse_kind(std::string_view name) {
-  if (name == "ticket") return SequenceKind::kTicket;
-  if (name == "gapless") return SequenceKind::kGapless;
-  if (name == "snowflake") return SequenceKind::kSnowflake;
-  if (name == "uuidv7") return SequenceKind::kUuidV7;
-  return std::nullopt;
-}
-
 std::string validate_name(std::string_view name) {
   constexpr std::size_t kMaxNameLength = 64;
   if (name.empty()) return "name is empty";

@@ -7,17 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include "server/base/sequence_kind.h"
+
 namespace ticketd {
-
-/// Every kind of sequence the engine serves. Ticket and gapless sequences are counters (their
-/// values are numbers on an increment/offset grid); Snowflake IDs are time | worker | sequence;
-/// UUIDv7 IDs are time-ordered UUIDs.
-enum class SequenceKind { kTicket, kGapless, kSnowflake, kUuidV7 };
-inline constexpr SequenceKind kAllSequenceKinds[] = {
-    SequenceKind::kTicket, SequenceKind::kGapless, SequenceKind::kSnowflake, SequenceKind::kUuidV7};
-
-[[nodiscard]] std::string_view kind_name(SequenceKind kind);
-[[nodiscard]] std::optional<SequenceKind> parse_kind(std::string_view name);
 
 /// Largest value a sequence issues unless configured otherwise: INT64_MAX, so that drivers that
 /// read BIGINT into a signed 64-bit integer (Java long, Go int64) never see a negative ID.

@@ -22,7 +22,11 @@ Error TicketService::unknown(std::string_view name) {
   return Error{TicketErrc::kUnknownSequence, "sequence '" + std::string(name) + "' does not exist"};
 }
 
-void TicketService::enable_runtime_kinds(RuntimeKinds kinds) { runtime_ = std::move(kinds); }
+void TicketService::enable_runtime_kinds(RuntimeKinds kinds) {
+  runtime_ = std::move(kinds);
+  use_retry_timers(runtime_.retries != nullptr ? runtime_.retries : runtime_.background,
+                   runtime_.clock);
+}
 
 DetailedResult<void> TicketService::load() {
   auto records = store_.scan(kSequencePrefix);
@@ -76,8 +80,8 @@ DetailedResult<void> TicketService::load() {
                          std::string(kind_name(d.spec.kind))};
       }
     }
-    if (d.spec.kind == SequenceKind::kSnowflake) {
-      stored_snowflakes_.push_back(std::move(d));
+    if (kind_module(d.spec.kind).opens_after_worker_id()) {
+      deferred_.push_back(std::move(d));
       continue;
     }
     auto handle = open_definition(d);
@@ -91,9 +95,9 @@ DetailedResult<void> TicketService::load() {
   return {};
 }
 
-DetailedResult<void> TicketService::open_stored_snowflakes() {
-  for (const auto& d : stored_snowflakes_) {
-    if (find_snowflake(d.spec.name)) continue;  // configured: the config's generator serves
+DetailedResult<void> TicketService::open_deferred_definitions() {
+  for (const auto& d : deferred_) {
+    if (exists(d.spec.name)) continue;  // configured: the config's sequence serves
     auto handle = open_definition(d);
     if (!handle) {
       return Error{handle.error().code,
@@ -102,39 +106,18 @@ DetailedResult<void> TicketService::open_stored_snowflakes() {
     std::unique_lock l(mutex_);
     sequences_[d.spec.name] = std::move(*handle);
   }
-  stored_snowflakes_.clear();
+  deferred_.clear();
   return {};
 }
 
-DetailedResult<SequenceHandle> TicketService::open_definition(const SequenceDefinition& d) {
-  if (runtime_.clock == nullptr) {
+DetailedResult<SequenceHandle> TicketService::open_definition(
+    const SequenceDefinition& d, std::optional<std::uint64_t> tombstone) {
+  if (runtime_.clock == nullptr || d.spec.kind == SequenceKind::kTicket) {
     return Error{
         TicketErrc::kInvalidArgument,
         "sequences of kind " + std::string(kind_name(d.spec.kind)) + " cannot be created here"};
   }
-  switch (d.spec.kind) {
-    case SequenceKind::kGapless: {
-      auto g = GaplessSequence::open(d.spec, d.gapless, store_, committer_, *runtime_.clock);
-      if (!g) return g.error();
-      return SequenceHandle{std::move(*g)};
-    }
-    case SequenceKind::kUuidV7:
-      return SequenceHandle{std::make_shared<UuidV7Generator>(*runtime_.clock)};
-    case SequenceKind::kSnowflake: {
-      if (!runtime_.open_snowflake) {
-        return Error{TicketErrc::kInvalidArgument,
-                     "Snowflake sequences cannot be created here: the storage engine or the "
-                     "worker ID source does not allow it"};
-      }
-      auto g = runtime_.open_snowflake(d.spec.name);
-      if (!g) return g.error();
-      use_snowflake_retries(runtime_.background, runtime_.clock);
-      return SequenceHandle{std::move(*g)};
-    }
-    case SequenceKind::kTicket:
-      break;
-  }
-  return Error{TicketErrc::kInvalidArgument, "not a definition"};
+  return kind_module(d.spec.kind).open(d, tombstone, kind_env());
 }
 
 std::optional<Error> TicketService::check_count(std::uint64_t count) {
@@ -147,68 +130,59 @@ void TicketService::next(std::string_view name, std::uint64_t count, BlockCallba
   if (auto bad = check_count(count)) return done(*bad);
   auto handle = find_any(name);
   if (!handle) return done(unknown(name));
-  if (auto* t = std::get_if<std::shared_ptr<TicketSequence>>(&*handle)) {
-    (*t)->take(count, std::move(done));
-    return;
-  }
-  if (auto* sf = std::get_if<std::shared_ptr<SnowflakeGenerator>>(&*handle)) {
-    next_snowflake(std::move(*sf), count, std::move(done), 0);
-    return;
-  }
-  if (auto* g = std::get_if<std::shared_ptr<GaplessSequence>>(&*handle)) {
-    if (count != 1) return done(not_a_ticket_sequence(name));
-    const auto step = (*g)->spec().increment;
-    (*g)->take("autocommit", [done = std::move(done), step](DetailedResult<Reservation> r) {
-      if (!r) return done(r.error());
-      done(Block{r->number, step, 1});
-    });
-    return;
-  }
-  done(Error{TicketErrc::kWrongKind,
-             "sequence '" + std::string(name) +
-                 "' is a uuidv7 sequence: its IDs are UUIDs, not integers; use SELECT "
-                 "UUID_V7() over MySQL, or POST /v1/sequences/" +
-                 std::string(name) + "/next over HTTP"});
+  kind_module(*handle).next(*handle, name, count, std::move(done), kind_env());
 }
 
-DetailedResult<void> TicketService::add_configured(const std::string& name, SequenceHandle handle) {
-  std::unique_lock lock(mutex_);
-  if (auto it = sequences_.find(name); it != sequences_.end()) {
-    const auto stored = kind_of_handle(it->second);
-    if (stored != kind_of_handle(handle)) {
-      return Error{TicketErrc::kAlreadyExists, "a sequence '" + name + "' of kind " +
-                                                   std::string(kind_name(stored)) +
-                                                   " is stored; the config says kind " +
-                                                   std::string(kind_name(kind_of_handle(handle)))};
+DetailedResult<void> TicketService::add(const std::string& name, SequenceHandle handle,
+                                        bool force) {
+  const auto kind = kind_of_handle(handle);
+  {
+    std::shared_lock lock(mutex_);
+    if (auto it = sequences_.find(name); it != sequences_.end()) {
+      const auto stored = kind_of_handle(it->second);
+      if (stored != kind) {
+        return Error{TicketErrc::kAlreadyExists,
+                     "a sequence '" + name + "' of kind " + std::string(kind_name(stored)) +
+                         " is stored; the config says kind " + std::string(kind_name(kind))};
+      }
     }
   }
+  const auto& module = kind_module(kind);
+  if (module.without_stored_state(handle)) {
+    if (auto refused = unstored_refused(name, kind, force)) return *refused;
+  }
+  if (auto writes = module.first_writes(handle); !writes.empty()) {
+    if (auto r = store_.commit(writes); !r) return r.error();
+    module.first_writes_durable(handle);
+  }
+  std::unique_lock lock(mutex_);
   sequences_[name] = std::move(handle);
   return {};
 }
 
 DetailedResult<void> TicketService::add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
                                                   TimerQueue& retries, const Clock& clock) {
-  use_snowflake_retries(&retries, &clock);
+  use_retry_timers(&retries, &clock);
   const std::string name = generator->name();
-  return add_configured(name, std::move(generator));
+  return add(name, std::move(generator));
 }
 
-DetailedResult<void> TicketService::add_gapless(std::shared_ptr<GaplessSequence> sequence,
-                                                bool force) {
-  const std::string name = sequence->spec().name;
-  if (auto refused = new_gapless_refused(name, sequence->unstored_frontier().has_value(), force)) {
-    return *refused;
+DetailedResult<void> TicketService::configure(const SequenceDefinition& definition,
+                                              ConfigForce force) {
+  const auto& spec = definition.spec;
+  if (spec.kind == SequenceKind::kTicket) return ensure_configured(spec, force);
+  if (auto problem = validate(definition); !problem.empty()) {
+    return Error{TicketErrc::kInvalidArgument, problem};
   }
-  if (auto frontier = sequence->unstored_frontier()) {
-    if (auto r = store_.commit(std::span(&*frontier, 1)); !r) return r.error();
-    sequence->frontier_stored();
+  if (auto stored = kind_of(spec.name); stored && *stored != spec.kind) {
+    return Error{TicketErrc::kAlreadyExists,
+                 "a sequence of kind " + std::string(kind_name(*stored)) +
+                     " is stored under this name; a " + std::string(kind_name(spec.kind)) +
+                     " sequence needs a name of its own"};
   }
-  return add_configured(name, std::move(sequence));
-}
-
-DetailedResult<void> TicketService::add_uuidv7(std::string name,
-                                               std::shared_ptr<UuidV7Generator> generator) {
-  return add_configured(name, std::move(generator));
+  auto handle = open_definition(definition);
+  if (!handle) return handle.error();
+  return add(spec.name, std::move(*handle));
 }
 
 std::optional<SequenceHandle> TicketService::find_any(std::string_view name) const {
@@ -305,27 +279,7 @@ SequenceDescription TicketService::describe_handle(const std::string& name,
   SequenceDescription d;
   d.spec.name = name;
   d.spec.kind = kind_of_handle(handle);
-  std::visit(
-      [&](const auto& p) {
-        using T = typename std::decay_t<decltype(p)>::element_type;
-        if constexpr (std::is_same_v<T, TicketSequence>) {
-          d.ticket = p->info();
-          d.spec = d.ticket->spec;
-        } else if constexpr (std::is_same_v<T, GaplessSequence>) {
-          const auto audit = p->audit(0);
-          d.spec = p->spec();
-          d.spec.kind = SequenceKind::kGapless;
-          // audit(0) lists nothing; the count comes from counts().
-          d.gapless = SequenceDescription::Gapless{p->options(), p->next_value(),
-                                                   audit.committed_through, p->counts().pending};
-        } else if constexpr (std::is_same_v<T, SnowflakeGenerator>) {
-          d.snowflake = SequenceDescription::Snowflake{p->layout(), p->worker_id(), p->policy(),
-                                                       p->stats().issued};
-        } else {
-          d.uuids_issued = p->stats().issued;
-        }
-      },
-      handle);
+  kind_module(handle).describe(handle, d);
   return d;
 }
 
@@ -348,70 +302,18 @@ std::optional<SequenceDescription> TicketService::describe(std::string_view name
   return describe_handle(std::string(name), *h);
 }
 
-void TicketService::next_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
-                                   std::uint64_t count, BlockCallback done, int attempts) {
-  if (count != 1) {
-    done(Error{TicketErrc::kWrongKind, "sequence '" + generator->name() +
-                                           "' is a Snowflake sequence: it issues one ID per "
-                                           "call, blocks are refused"});
-    return;
-  }
-  auto r = generator->try_next();
-  if (r.ok()) {
-    done(Block{r.id, 1, 1});
-    return;
-  }
-  // A full tick or a short clock step back: retry on the timer queue, a bounded number of times
-  // (about a second of waiting), never by sleeping on the caller's thread.
-  constexpr int kMaxAttempts = 1000;
-  const SnowflakeRetries* retries = snowflake_retries_.load(std::memory_order_acquire);
-  if (r.retry_later() && attempts < kMaxAttempts && retries != nullptr) {
-    const auto now_ms = retries->clock->now_unix_ms();
-    const auto delay =
-        std::chrono::milliseconds(std::clamp<std::int64_t>(r.retry_at_unix_ms - now_ms, 0, 1000));
-    retries->timers->after(delay, [this, generator = std::move(generator), done = std::move(done),
-                                   attempts]() mutable {
-      next_snowflake(std::move(generator), 1, std::move(done), attempts + 1);
-    });
-    return;
-  }
-  if (r.retry_later()) {
-    done(Error{TicketErrc::kRetryLater, "Snowflake sequence '" + generator->name() +
-                                            "' cannot issue yet: " + r.error.message});
-    return;
-  }
-  done(r.error);
-}
-
-void TicketService::use_snowflake_retries(TimerQueue* timers, const Clock* clock) {
+void TicketService::use_retry_timers(TimerQueue* timers, const Clock* clock) {
   if (timers == nullptr || clock == nullptr) return;
   std::unique_lock lock(mutex_);
-  if (snowflake_retries_storage_ != nullptr) return;  // the first pair serves every Snowflake
-  snowflake_retries_storage_ = std::make_unique<SnowflakeRetries>(SnowflakeRetries{timers, clock});
-  snowflake_retries_.store(snowflake_retries_storage_.get(), std::memory_order_release);
+  if (retry_timers_storage_ != nullptr) return;  // the first pair serves every sequence
+  retry_timers_storage_ = std::make_unique<RetryTimers>(RetryTimers{timers, clock});
+  retry_timers_.store(retry_timers_storage_.get(), std::memory_order_release);
 }
 
 Error TicketService::not_a_ticket_sequence(std::string_view name) const {
   const auto kind = kind_of(name);
-  if (!kind) return unknown(name);
-  const std::string n(name);
-  switch (*kind) {
-    case SequenceKind::kSnowflake:
-      return Error{TicketErrc::kWrongKind, "sequence '" + n +
-                                               "' is a Snowflake sequence: it issues one ID per "
-                                               "call, blocks are refused"};
-    case SequenceKind::kGapless:
-      return Error{TicketErrc::kWrongKind, "sequence '" + n +
-                                               "' is a gapless sequence: it issues one number "
-                                               "per call, blocks are refused"};
-    case SequenceKind::kUuidV7:
-      return Error{TicketErrc::kWrongKind, "sequence '" + n +
-                                               "' is a uuidv7 sequence: its IDs are UUIDs, "
-                                               "blocks are refused"};
-    case SequenceKind::kTicket:
-      break;
-  }
-  return unknown(name);
+  if (!kind || *kind == SequenceKind::kTicket) return unknown(name);
+  return Error{TicketErrc::kWrongKind, kind_module(*kind).no_blocks(name)};
 }
 
 void TicketService::next_recorded(std::string_view name, std::uint64_t count, BlockRecorder record,

@@ -20,14 +20,13 @@
 #include "server/base/string_hash.h"
 #include "server/core/audit.h"
 #include "server/core/clock.h"
-#include "server/core/gapless_sequence.h"
 #include "server/core/group_committer.h"
+#include "server/core/kind_module.h"
 #include "server/core/sequence_definition.h"
+#include "server/core/sequence_handle.h"
 #include "server/core/sequence_record.h"
-#include "server/core/snowflake_generator.h"
 #include "server/core/ticket_sequence.h"
 #include "server/core/timer_queue.h"
-#include "server/core/uuidv7_generator.h"
 #include "storage/counter_store.h"
 
 namespace ticketd {
@@ -38,62 +37,6 @@ using DoneCallback = std::function<void(DetailedResult<void>)>;
 struct CreateOptions {
   bool if_not_exists = false;  // an existing live sequence is success, not kAlreadyExists
   bool force = false;          // ignore a tombstone: may re-issue old values (logged)
-};
-
-/// One sequence of any kind, as the registry holds it.
-using SequenceHandle =
-    std::variant<std::shared_ptr<TicketSequence>, std::shared_ptr<GaplessSequence>,
-                 std::shared_ptr<SnowflakeGenerator>, std::shared_ptr<UuidV7Generator>>;
-
-// The handle's alternatives are listed in SequenceKind's order, so the index is the kind.
-namespace detail {
-template <SequenceKind K, class T>
-constexpr bool alternative_is =
-    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(K), SequenceHandle>,
-                   std::shared_ptr<T>>;
-}  // namespace detail
-static_assert(detail::alternative_is<SequenceKind::kTicket, TicketSequence> &&
-              detail::alternative_is<SequenceKind::kGapless, GaplessSequence> &&
-              detail::alternative_is<SequenceKind::kSnowflake, SnowflakeGenerator> &&
-              detail::alternative_is<SequenceKind::kUuidV7, UuidV7Generator> &&
-              std::variant_size_v<SequenceHandle> == std::size(kAllSequenceKinds));
-
-/// The kind of sequence a handle holds.
-[[nodiscard]] inline SequenceKind kind_of_handle(const SequenceHandle& h) {
-  return static_cast<SequenceKind>(h.index());
-}
-
-/// A point-in-time description of one sequence, with its kind's own fields: what SHOW TABLES,
-/// SHOW CREATE and GET /v1/sequences show.
-struct SequenceDescription {
-  SequenceSpec spec;  // name and kind always; the grid for ticket and gapless sequences
-  std::optional<SequenceInfo> ticket;
-  struct Gapless {
-    GaplessOptions options;
-    std::uint64_t next_value = 0;
-    std::optional<std::uint64_t> committed_through;
-    std::size_t pending = 0;  // reservations in flight
-  };
-  std::optional<Gapless> gapless;
-  struct Snowflake {
-    SnowflakeLayout layout;
-    std::uint64_t worker_id = 0;
-    ClockPolicy policy = ClockPolicy::kWait;
-    std::uint64_t issued = 0;
-  };
-  std::optional<Snowflake> snowflake;
-  std::uint64_t uuids_issued = 0;  // uuidv7
-};
-
-/// What creating kinds other than ticket at run time needs: their clock, a thread for the
-/// blocking work of opening one (reading a gapless sequence's state, writing a Snowflake
-/// high-water mark), and how a Snowflake generator is built from the server's layout and worker
-/// ID (null: Snowflake sequences are only configured).
-struct RuntimeKinds {
-  const Clock* clock = nullptr;
-  TimerQueue* background = nullptr;
-  std::function<DetailedResult<std::shared_ptr<SnowflakeGenerator>>(const std::string& name)>
-      open_snowflake;
 };
 
 /// The one registry of sequences, whatever their kind: find / list / describe / create / drop
@@ -120,8 +63,9 @@ class TicketService {
   /// sequences of other kinds created at run time (Snowflake ones are opened later, by
   /// open_stored_snowflakes(), once the worker ID is known).
   [[nodiscard]] DetailedResult<void> load();
-  /// Opens the Snowflake sequences that load() found defined in the store (start-up only).
-  [[nodiscard]] DetailedResult<void> open_stored_snowflakes();
+  /// Opens the sequences load() found defined in the store whose kind opens once the worker ID
+  /// is known (Snowflake; start-up only), unless the config serves the name.
+  [[nodiscard]] DetailedResult<void> open_deferred_definitions();
 
   /// Makes a configured sequence exist (start-up and reload): created when missing (above any
   /// tombstone); when it exists, TicketSequence::apply_config applies it: a larger start moves
@@ -132,22 +76,36 @@ class TicketService {
   [[nodiscard]] DetailedResult<void> ensure_configured(const SequenceSpec& spec,
                                                        ConfigForce force = {});
 
-  /// Serve a configured sequence of another kind under its name (start-up only, before
-  /// serving). "Retry later" answers of a Snowflake generator are retried on `retries`, so
-  /// callers never wait on a timer of their own. A name already served with another kind is
-  /// kAlreadyExists; the same kind (a definition stored earlier) is replaced by the config's.
+  /// Makes a configured sequence of any kind exist (start-up only, before serving): a ticket
+  /// sequence through ensure_configured(), any other kind opened by its module and added.
+  /// Kinds that open after the worker ID is known are left to their caller (Snowflake:
+  /// add_snowflake()).
+  [[nodiscard]] DetailedResult<void> configure(const SequenceDefinition& definition,
+                                               ConfigForce force = {});
+  /// Serves an opened sequence of a kind other than ticket under `name` (start-up only, before
+  /// serving). A name already served with another kind is kAlreadyExists; the same kind (a
+  /// definition stored earlier) is replaced by the config's. A sequence without stored state
+  /// in a store restored from a backup (a restore floor) is refused unless `force`: it may
+  /// have issued values after the backup that this store cannot see (docs/durability.md).
+  [[nodiscard]] DetailedResult<void> add(const std::string& name, SequenceHandle handle,
+                                         bool force = false);
+  /// add() for a Snowflake generator; its "retry later" answers are retried on `retries`
+  /// unless enable_runtime_kinds() gave a queue first, so callers never wait on a timer of
+  /// their own.
   [[nodiscard]] DetailedResult<void> add_snowflake(std::shared_ptr<SnowflakeGenerator> generator,
                                                    TimerQueue& retries, const Clock& clock);
+  [[nodiscard]] DetailedResult<void> add_gapless(std::shared_ptr<GaplessSequence> sequence,
+                                                 bool force = false) {
+    const std::string name = sequence->spec().name;
+    return add(name, std::move(sequence), force);
+  }
+  [[nodiscard]] DetailedResult<void> add_uuidv7(std::string name,
+                                                std::shared_ptr<UuidV7Generator> generator) {
+    return add(name, std::move(generator));
+  }
   /// Names the operator says never existed after the backup this store was restored from
   /// (--force-not-in-backup): created in this run without the restore floor (audited).
   void accept_not_in_backup(std::vector<std::string> names);
-  /// A gapless sequence with no stored state, in a store restored from a backup (a restore
-  /// floor), is refused unless `force`: it may have committed numbers after the backup that
-  /// this store cannot see (docs/durability.md).
-  [[nodiscard]] DetailedResult<void> add_gapless(std::shared_ptr<GaplessSequence> sequence,
-                                                 bool force = false);
-  [[nodiscard]] DetailedResult<void> add_uuidv7(std::string name,
-                                                std::shared_ptr<UuidV7Generator> generator);
 
   [[nodiscard]] std::optional<SequenceHandle> find_any(std::string_view name) const;
   [[nodiscard]] std::optional<SequenceKind> kind_of(std::string_view name) const;
@@ -205,23 +163,26 @@ class TicketService {
   [[nodiscard]] static std::optional<Error> check_count(std::uint64_t count);
   /// kWrongKind for a fence or restride of another kind, or unknown(name).
   [[nodiscard]] Error not_restridable(std::string_view name) const;
-  void next_snowflake(std::shared_ptr<SnowflakeGenerator> generator, std::uint64_t count,
-                      BlockCallback done, int attempts);
   void create_ticket(const SequenceSpec& spec, CreateOptions options, DoneCallback done);
   /// Gapless, Snowflake and UUIDv7: runs on the background thread.
   [[nodiscard]] DetailedResult<void> create_other(SequenceDefinition definition, bool force);
-  [[nodiscard]] DetailedResult<SequenceHandle> open_definition(const SequenceDefinition& d);
-  [[nodiscard]] DetailedResult<void> add_configured(const std::string& name, SequenceHandle handle);
+  [[nodiscard]] DetailedResult<SequenceHandle> open_definition(
+      const SequenceDefinition& d, std::optional<std::uint64_t> tombstone = std::nullopt);
+  /// What a kind's module borrows for one call.
+  [[nodiscard]] KindEnv kind_env() const {
+    return KindEnv{store_, committer_, clock_, runtime_,
+                   retry_timers_.load(std::memory_order_acquire)};
+  }
   [[nodiscard]] SequenceDescription describe_handle(const std::string& name,
                                                     const SequenceHandle& handle) const;
   /// Under mutex_: claims `name` for a DDL (kRetryLater when another one runs).
   [[nodiscard]] std::optional<Error> claim_ddl_locked(const std::string& name);
   /// Whether --force-not-in-backup names `name` (audited when it does).
   [[nodiscard]] bool floor_waived(const std::string& name) const;
-  /// Why a gapless sequence without stored state (`fresh`) may not be added now (a restore
-  /// floor, not forced), or nullopt.
-  [[nodiscard]] std::optional<Error> new_gapless_refused(const std::string& name, bool fresh,
-                                                         bool force) const;
+  /// Why a sequence without stored state may not be added now (a restore floor, not forced),
+  /// or nullopt.
+  [[nodiscard]] std::optional<Error> unstored_refused(const std::string& name, SequenceKind kind,
+                                                      bool force) const;
 
   // Lets find() look names up by string_view, without building a std::string per request.
 
@@ -241,22 +202,18 @@ class TicketService {
   std::vector<std::string> not_in_backup_;  // set before load(), then read only
   // Names with a stored definition ("def/"), so a drop deletes it.
   std::unordered_map<std::string, bool> defined_;
-  // Snowflake definitions load() found, opened by open_stored_snowflakes().
-  std::vector<SequenceDefinition> stored_snowflakes_;
-  // Where Snowflake "retry later" answers wait, and the clock that times them: one pair for
-  // every Snowflake sequence, the first one given (add_snowflake or a runtime create). Set once
-  // and read without the lock.
-  struct SnowflakeRetries {
-    TimerQueue* timers = nullptr;
-    const Clock* clock = nullptr;
-  };
-  void use_snowflake_retries(TimerQueue* timers, const Clock* clock);
-  std::atomic<const SnowflakeRetries*> snowflake_retries_{nullptr};
+  // Definitions load() found of kinds that open after the worker ID is known.
+  std::vector<SequenceDefinition> deferred_;
+  // Where "retry later" answers wait, and the clock that times them: one pair for every
+  // sequence, the first one given (enable_runtime_kinds or add_snowflake). Set once and read
+  // without the lock.
+  void use_retry_timers(TimerQueue* timers, const Clock* clock);
+  std::atomic<const RetryTimers*> retry_timers_{nullptr};
   void advance(std::string_view name, std::uint64_t value, bool past, BlockCallback done);
   // One audit event about `sequence` (its field), or an info line without a sink.
   void audit(std::string_view event, std::string_view sequence, const std::string& detail) const;
   AuditSink audit_;
-  std::unique_ptr<SnowflakeRetries> snowflake_retries_storage_;
+  std::unique_ptr<RetryTimers> retry_timers_storage_;
 };
 
 /// Blocking helpers for start-up, tools, the crash-test child and benchmarks. Never call them

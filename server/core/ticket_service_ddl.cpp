@@ -157,61 +157,30 @@ void TicketService::create(const SequenceDefinition& definition, CreateOptions o
 DetailedResult<void> TicketService::create_other(SequenceDefinition d, bool force) {
   const std::string name = d.spec.name;
   std::optional<std::uint64_t> tomb;
-  {
+  if (!force) {
     std::shared_lock lock(mutex_);
     if (auto t = tombstones_.find(name); t != tombstones_.end()) tomb = t->second;
   }
-  auto handle = open_definition(d);
-  // A gapless sequence is a counter: it starts above anything its name issued before. With
-  // stored state of its own (dropped and created again) it continues that run; otherwise (the
-  // tombstone of a ticket sequence, say) it starts above the tombstone.
-  if (handle && d.spec.kind == SequenceKind::kGapless && tomb && !force) {
-    auto& g = std::get<std::shared_ptr<GaplessSequence>>(*handle);
-    const auto high = g->audit(0).high;
-    if (!high && d.spec.start <= *tomb) {
-      const auto above = align_up(u128{*tomb} + 1, d.spec.increment, d.spec.offset);
-      if (above > d.spec.max_value) {
-        handle = Error{TicketErrc::kInvalidArgument,
-                       "its tombstone " + std::to_string(*tomb) + " leaves no value to issue"};
-      } else {
-        log::info(
-            "sequence '" + name + "': created above its tombstone ceiling " + std::to_string(*tomb),
-            {{"sequence", name}});
-        d.spec.start = static_cast<std::uint64_t>(above);
-        handle = open_definition(d);
-      }
-    } else if (high && *high < *tomb) {
-      // The name issued values above this run after it was dropped (as another kind).
-      handle = Error{TicketErrc::kInvalidArgument,
-                     "its stored gapless run ends at " + std::to_string(*high) +
-                         ", below its tombstone " + std::to_string(*tomb) +
-                         ": continuing it could issue a value twice"};
-    }
-  }
-  if (handle && d.spec.kind == SequenceKind::kGapless) {
-    const bool fresh =
-        std::get<std::shared_ptr<GaplessSequence>>(*handle)->unstored_frontier().has_value();
-    if (auto refused = new_gapless_refused(name, fresh, force)) handle = *refused;
+  const auto& module = kind_module(d.spec.kind);
+  auto handle = open_definition(d, tomb);
+  if (handle && module.without_stored_state(*handle)) {
+    if (auto refused = unstored_refused(name, d.spec.kind, force)) handle = *refused;
   }
   DetailedResult<void> written;
   if (handle) {
     std::vector<Mutation> mutations;
     mutations.push_back(Mutation{definition_key(name), encode_definition(d)});
-    std::shared_ptr<GaplessSequence> gapless;
-    if (d.spec.kind == SequenceKind::kGapless) {
-      mutations.push_back(Mutation{tombstone_key(name), std::nullopt});
-      gapless = std::get<std::shared_ptr<GaplessSequence>>(*handle);
-      if (auto frontier = gapless->unstored_frontier()) mutations.push_back(std::move(*frontier));
-    }
+    if (module.supersedes_tombstone()) mutations.push_back(Mutation{tombstone_key(name), {}});
+    for (auto& m : module.first_writes(*handle)) mutations.push_back(std::move(m));
     written = commit_and_wait(committer_, std::move(mutations));
-    if (written && gapless) gapless->frontier_stored();
+    if (written) module.first_writes_durable(*handle);
   }
   std::unique_lock lock(mutex_);
   ddl_in_flight_.erase(name);
   if (!handle)
     return Error{handle.error().code, "sequence '" + name + "': " + handle.error().message};
   if (!written) return written.error();
-  if (d.spec.kind == SequenceKind::kGapless) tombstones_.erase(name);
+  if (module.supersedes_tombstone()) tombstones_.erase(name);
   defined_[name] = true;
   sequences_[name] = std::move(*handle);
   lock.unlock();
@@ -330,31 +299,13 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
     defined = defined_.contains(n);
   }
   // What the tombstone must cover: the highest value the sequence may have issued.
-  std::optional<std::uint64_t> ceiling;
-  std::optional<SequenceInfo> ticket_before;
-  if (auto* t = std::get_if<std::shared_ptr<TicketSequence>>(&handle)) {
-    ticket_before = (*t)->info();
-    ceiling = (*t)->mark_dropped();
-  } else if (auto* g = std::get_if<std::shared_ptr<GaplessSequence>>(&handle)) {
-    const auto audit = (*g)->audit(0);
-    ceiling = audit.high.value_or((*g)->spec().start - 1);
-  } else if (auto* sf = std::get_if<std::shared_ptr<SnowflakeGenerator>>(&handle)) {
-    // Its high-water mark stays in the store (a new Snowflake sequence of the name starts
-    // after it); the tombstone keeps a counter of that name above every ID it may have used.
-    const auto& layout = (*sf)->layout();
-    const auto stats = (*sf)->stats();
-    const auto tick =
-        std::clamp<std::int64_t>(layout.tick_of(std::max(stats.hwm_unix_ms, stats.last_id_unix_ms)),
-                                 0, static_cast<std::int64_t>(layout.max_ticks()));
-    ceiling = layout.compose(static_cast<std::uint64_t>(tick), layout.max_worker(),
-                             layout.max_sequence());
-  }
-  std::vector<Mutation> mutations;
-  if (ticket_before) mutations.push_back(Mutation{sequence_key(name), std::nullopt});
-  if (defined) mutations.push_back(Mutation{definition_key(name), std::nullopt});
-  if (ceiling) mutations.push_back(Mutation{tombstone_key(name), encode_tombstone(*ceiling)});
+  const auto& module = kind_module(handle);
+  const std::optional<std::uint64_t> ceiling = module.retire(handle);
+  std::vector<Mutation> mutations = module.drop_writes(n);
+  if (defined) mutations.push_back(Mutation{definition_key(n), std::nullopt});
+  if (ceiling) mutations.push_back(Mutation{tombstone_key(n), encode_tombstone(*ceiling)});
   committer_.submit(
-      std::move(mutations), [this, n, handle, ceiling, ticket_before,
+      std::move(mutations), [this, n, handle, ceiling, &module,
                              done = std::move(done)](const DetailedResult<void>& r) mutable {
         {
           std::unique_lock lock(mutex_);
@@ -362,16 +313,9 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
           if (r) {
             if (ceiling) tombstones_[n] = *ceiling;
             defined_.erase(n);
-          } else if (ticket_before) {
-            // The drop did not land: the sequence is still on disk. Bring it back, resuming above
-            // the last ceiling known durable.
-            sequences_[n] = std::make_shared<TicketSequence>(
-                SequenceRecord{ticket_before->spec, ticket_before->durable_ceiling,
-                               ticket_before->fence, ticket_before->restrided,
-                               ticket_before->rate_tat_us},
-                committer_, clock_);
           } else {
-            sequences_[n] = handle;
+            // The drop did not land: the sequence is still on disk. Serve it again.
+            sequences_[n] = module.revive(handle, kind_env());
           }
         }
         if (r) {
@@ -383,12 +327,12 @@ void TicketService::drop(std::string_view name, DoneCallback done) {
       });
 }
 
-std::optional<Error> TicketService::new_gapless_refused(const std::string& name, bool fresh,
-                                                        bool force) const {
+std::optional<Error> TicketService::unstored_refused(const std::string& name, SequenceKind kind,
+                                                     bool force) const {
   std::shared_lock lock(mutex_);
-  if (!restore_floor_ || !fresh || force || floor_waived(name)) return std::nullopt;
+  if (!restore_floor_ || force || floor_waived(name)) return std::nullopt;
   return Error{TicketErrc::kInvalidArgument,
-               "gapless sequence '" + name +
+               std::string(kind_name(kind)) + " sequence '" + name +
                    "' is not in the backup this store was restored from: if it was created "
                    "after that backup, numbers it committed are not here and would be issued "
                    "again. If it never existed after that backup, start ticketd with "

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <iterator>
 #include <set>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "server/base/parse_int.h"
@@ -191,27 +193,34 @@ DetailedResult<std::optional<std::string>> read_string(const json::object& obj,
   return std::optional<std::string>{std::string(v->get_string())};
 }
 
-json::object sequence_json(const SequenceInfo& info) {
-  const auto& spec = info.spec;
-  json::object out{
-      {"name", spec.name},
-      {"kind", kind_name(spec.kind)},
-      {"start", std::to_string(spec.start)},
-      {"increment", spec.increment},
-      {"offset", spec.offset},
-      {"max_value", std::to_string(spec.max_value)},
-      {"cache", spec.cache},
-      {"max_rate", spec.max_rate},
-      {"next_value", std::to_string(info.next_value)},
-      {"durable_ceiling", std::to_string(info.durable_ceiling)},
-      {"issued", std::to_string(info.issued)},
-      {"remaining", std::to_string(info.remaining)},
-      {"exhausted", info.exhausted},
-  };
-  // Only while a restride is under way or after one, so other sequences keep their shape.
-  if (info.fence != 0) out["fence"] = std::to_string(info.fence);
-  if (info.restrided) out["restrided"] = true;
+namespace {
+
+// {"name", "kind", the kind's fields...}: every sequence's JSON, whatever its kind.
+json::object described_json(std::string_view name, SequenceKind kind,
+                            const std::vector<DescribedField>& fields) {
+  json::object out;
+  out.reserve(fields.size() + 2);
+  out["name"] = name;
+  out["kind"] = kind_name(kind);
+  for (const auto& f : fields) {
+    auto& v = out[f.key];
+    std::visit(
+        [&v](const auto& x) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) {
+            v = nullptr;
+          } else {
+            v = x;
+          }
+        },
+        f.value);
+  }
   return out;
+}
+
+}  // namespace
+
+json::object sequence_json(const SequenceInfo& info) {
+  return described_json(info.spec.name, info.spec.kind, ticket_fields(info));
 }
 
 json::object lease_json(const Lease& lease) {
@@ -314,44 +323,7 @@ json::object snowflake_parts_json(std::uint64_t id, const SnowflakeParts& parts)
 }
 
 json::object sequence_description_json(const SequenceDescription& d) {
-  const auto& spec = d.spec;
-  if (d.ticket) return sequence_json(*d.ticket);
-  if (d.gapless) {
-    GaplessAudit audit;
-    audit.order = d.gapless->options.order;
-    audit.committed_through = d.gapless->committed_through;
-    auto o = gapless_sequence_json(spec.name, audit, d.gapless->next_value);
-    o["start"] = std::to_string(spec.start);
-    o["increment"] = spec.increment;
-    o["offset"] = spec.offset;
-    o["max_value"] = std::to_string(spec.max_value);
-    o["reservation_ttl_ms"] = d.gapless->options.reservation_ttl_ms;
-    o["max_reservation_ttl_ms"] = d.gapless->options.max_reservation_ttl_ms;
-    o["strict_wait_ms"] = d.gapless->options.strict_wait_ms;
-    o["pending"] = d.gapless->pending;
-    return o;
-  }
-  if (d.snowflake) {
-    const auto& l = d.snowflake->layout;
-    return json::object{
-        {"name", spec.name},
-        {"kind", kind_name(spec.kind)},
-        {"worker_id", d.snowflake->worker_id},
-        {"epoch", format_utc_ms(l.epoch_unix_ms)},
-        {"time_bits", l.time_bits},
-        {"worker_bits", l.worker_bits},
-        {"sequence_bits", l.sequence_bits},
-        {"time_unit_ms", l.time_unit_ms},
-        {"field_order", l.order == SnowflakeFieldOrder::kTimeSequenceWorker
-                            ? "time_sequence_worker"
-                            : "time_worker_sequence"},
-        {"clock_policy", policy_name(d.snowflake->policy)},
-        {"issued", std::to_string(d.snowflake->issued)},
-    };
-  }
-  return json::object{{"name", spec.name},
-                      {"kind", kind_name(spec.kind)},
-                      {"issued", std::to_string(d.uuids_issued)}};
+  return described_json(d.spec.name, d.spec.kind, d.fields);
 }
 
 json::object sequence_list_json(const std::vector<SequenceDescription>& list) {

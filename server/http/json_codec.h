@@ -80,12 +80,11 @@ inline constexpr std::uint64_t kMaxJsonSafeInteger = (std::uint64_t{1} << 53) - 
 [[nodiscard]] boost::json::object snowflake_parts_json(std::uint64_t id,
                                                        const SnowflakeParts& parts);
 
-/// One sequence of any kind, with its kind's fields: a ticket sequence as sequence_json(); a
-/// gapless one as gapless_sequence_json() plus "start", "increment", "offset", "max_value",
-/// "reservation_ttl_ms", "max_reservation_ttl_ms", "strict_wait_ms", "pending"; a Snowflake one
-/// as {"name", "kind", "worker_id", "epoch", "time_bits", "worker_bits", "sequence_bits",
-/// "time_unit_ms", "field_order", "clock_policy", "issued"}; a UUIDv7 one as {"name", "kind",
-/// "issued"}. Counts that can pass 2^53 are strings.
+/// One sequence of any kind: {"name", "kind"} and the fields its kind's module describes
+/// (SequenceDescription::fields; docs/reference/http.md lists them per kind): a ticket
+/// sequence as sequence_json(); a gapless one as gapless_sequence_json() plus "start",
+/// "increment", "offset", "max_value", "reservation_ttl_ms", "max_reservation_ttl_ms",
+/// "strict_wait_ms", "pending". Counts that can pass 2^53 are strings.
 [[nodiscard]] boost::json::object sequence_description_json(const SequenceDescription& d);
 /// {"sequences": [sequence_description_json…]}.
 [[nodiscard]] boost::json::object sequence_list_json(const std::vector<SequenceDescription>& list);

@@ -15,54 +15,50 @@
 namespace ticketd::mysql {
 namespace {
 
-// What SHOW TABLE STATUS and the CREATE texts say of a kind other than ticket.
+// What SHOW TABLE STATUS and the CREATE texts say of a sequence's kind.
 std::string kind_comment(const SequenceDescription& d) {
-  std::string c = "ticketd " + std::string(kind_name(d.spec.kind)) + " sequence";
-  if (d.gapless) c += " (order " + std::string(order_name(d.gapless->options.order)) + ")";
-  if (d.snowflake) {
-    const auto& l = d.snowflake->layout;
-    c += " (worker " + std::to_string(d.snowflake->worker_id) + ", " + std::to_string(l.time_bits) +
-         "/" + std::to_string(l.worker_bits) + "/" + std::to_string(l.sequence_bits) + " bits)";
-  }
-  return c;
+  return "ticketd " + std::string(kind_name(d.spec.kind)) + " sequence" + d.comment_detail;
 }
 
-// The next value a counter (ticket or gapless) issues; none for Snowflake and UUIDv7.
-std::optional<std::uint64_t> next_value(const SequenceDescription& d) {
-  if (d.ticket) return d.ticket->next_value;
-  if (d.gapless) return d.gapless->next_value;
-  return std::nullopt;
+// A ticket sequence is the plain Flickr table: its CREATE texts carry no comment.
+bool commented(const SequenceDescription& d) { return d.spec.kind != SequenceKind::kTicket; }
+
+// The id column of a kind whose IDs are text.
+std::string text_id_type(SequenceKind kind) {
+  return "char(" + std::to_string(kind_row(kind).text_id_length) + ")";
 }
 
 std::string create_table_text(const SequenceDescription& d) {
   const auto& name = d.spec.name;
-  if (d.spec.kind == SequenceKind::kUuidV7) {
-    return "CREATE TABLE `" + name + "` (\n  `id` char(36) NOT NULL,\n  PRIMARY KEY (`id`)\n" +
+  if (!kind_row(d.spec.kind).integer_ids) {
+    return "CREATE TABLE `" + name + "` (\n  `id` " + text_id_type(d.spec.kind) +
+           " NOT NULL,\n  PRIMARY KEY (`id`)\n" +
            ") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COMMENT='" + kind_comment(d) + "'";
   }
   std::string text = "CREATE TABLE `" + name +
                      "` (\n  `id` bigint(20) unsigned NOT NULL AUTO_INCREMENT,\n"
                      "  `stub` char(1) NOT NULL DEFAULT '',\n  PRIMARY KEY (`id`),\n"
                      "  UNIQUE KEY `stub` (`stub`)\n) ENGINE=InnoDB";
-  if (auto next = next_value(d)) text += " AUTO_INCREMENT=" + std::to_string(*next);
+  if (d.next_value) text += " AUTO_INCREMENT=" + std::to_string(*d.next_value);
   text += " DEFAULT CHARSET=utf8mb4";
-  if (d.spec.kind != SequenceKind::kTicket) text += " COMMENT='" + kind_comment(d) + "'";
+  if (commented(d)) text += " COMMENT='" + kind_comment(d) + "'";
   return text;
 }
 
 std::string create_sequence_text(const SequenceDescription& d) {
   const auto& spec = d.spec;
   std::string text = "CREATE SEQUENCE `" + spec.name + "`";
-  if (d.ticket || d.gapless) {
+  if (d.next_value) {  // a counter
     text += " start with " + std::to_string(spec.start) + " minvalue " +
             std::to_string(spec.start) + " maxvalue " + std::to_string(spec.max_value) +
             " increment by " + std::to_string(spec.increment);
     // A gapless number is written when it is used, never reserved ahead.
-    text += d.ticket ? " cache " + std::to_string(spec.cache) : std::string(" nocache");
+    text += kind_takes(spec.kind, kind_key::kCache) ? " cache " + std::to_string(spec.cache)
+                                                    : std::string(" nocache");
     text += " nocycle";
   }
   text += " ENGINE=InnoDB";
-  if (spec.kind != SequenceKind::kTicket) text += " COMMENT='" + kind_comment(d) + "'";
+  if (commented(d)) text += " COMMENT='" + kind_comment(d) + "'";
   return text;
 }
 
@@ -319,9 +315,9 @@ void run(const sql::ShowColumns& st, StatementCall& call) {
   auto d = find_or_fail(call, st.table);
   if (!d) return;
   auto r = fixed_result_set(sql::ShowColumns::kName, call);
-  if (d->spec.kind == SequenceKind::kUuidV7) {
+  if (!kind_row(d->spec.kind).integer_ids) {
     if (passes(st.filter, "id"))
-      r.rows.push_back(Row{"id", "char(36)", "NO", "PRI", std::nullopt, ""});
+      r.rows.push_back(Row{"id", text_id_type(d->spec.kind), "NO", "PRI", std::nullopt, ""});
     return call.done(std::move(r));
   }
   if (passes(st.filter, "id")) {
@@ -351,7 +347,7 @@ void run(const sql::ShowTableStatus& st, StatementCall& call) {
   auto r = fixed_result_set(sql::ShowTableStatus::kName, call);
   for (const auto& d : call.engine.tickets.describe_all()) {
     if (!passes(st.filter, d.spec.name)) continue;
-    const auto next = next_value(d);
+    const auto& next = d.next_value;
     r.rows.push_back(Row{d.spec.name, "InnoDB", "10", "Dynamic", "1",
                          next ? std::optional<std::string>(std::to_string(*next)) : std::nullopt,
                          "utf8mb4_general_ci", kind_comment(d)});

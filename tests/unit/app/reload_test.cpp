@@ -71,7 +71,7 @@ TEST(Reload, TellsWhichChangesCannotApplyWhileRunning) {
        [](config::Config& c) { c.security.strict_config_permissions = true; },
        {"security"}},
       {"kind",
-       [](config::Config& c) { c.sequences[0].kind = config::SequenceKind::kGapless; },
+       [](config::Config& c) { c.sequences[0].kind = SequenceKind::kGapless; },
        {"sequences.T.kind"}},
       {"changed gapless sequence",
        [](config::Config& c) { c.sequences[1].reservation_ttl = std::chrono::seconds(5); },

@@ -80,7 +80,17 @@ TEST(ConfigLoader, ErrorsNameTheKeyAndTheLine) {
   expect_error("sequences:\n  - { name: G, kind: gapless, order: sorted }\n",
                {"sequences[0].order: unknown order 'sorted'"});
   expect_error("sequences:\n  - { name: T, kind: ticket, order: strict }\n",
-               {"sequences[0].order: only gapless sequences take this setting"});
+               {"sequences[0].order: not used by kind ticket"});
+  // Each kind's row names the keys it takes: the rest are refused, never silently ignored.
+  expect_error("sequences:\n  - { name: S, kind: snowflake, start: 5 }\n",
+               {"sequences[0].start: not used by kind snowflake"});
+  expect_error("sequences:\n  - { name: G, kind: gapless, cache: 10 }\n",
+               {"sequences[0].cache: not used by kind gapless"});
+  expect_error("sequences:\n  - { name: G, kind: gapless, max_rate: 10 }\n",
+               {"sequences[0].max_rate: not used by kind gapless"});
+  expect_error("sequences:\n  - { name: X, kind: ulid }\n",
+               {"sequences[0].kind: unknown kind 'ulid' (expected ticket, gapless, snowflake or "
+                "uuidv7)"});
   expect_error(
       "sequences:\n  - { name: G, kind: gapless, reservation_ttl_ms: 10, "
       "max_reservation_ttl_ms: 5 }\n",

@@ -28,7 +28,7 @@ struct Registry {
                      }});
     auto loaded = service.load();
     EXPECT_TRUE(loaded) << (loaded ? "" : loaded.error().message);
-    auto opened = service.open_stored_snowflakes();
+    auto opened = service.open_deferred_definitions();
     EXPECT_TRUE(opened) << (opened ? "" : opened.error().message);
   }
   ~Registry() {

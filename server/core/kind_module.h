@@ -1,0 +1,115 @@
+// A sequence kind's own code behind one interface: what differs between ticket, gapless,
+// Snowflake and UUIDv7 sequences lives in the kind's module (server/core/*_kind.cpp), and the
+// registry (TicketService), its DDL and start-up iterate over modules instead of switching on
+// a kind. What every layer may know of a kind as data (its name, the keys it takes) is its row
+// in server/base/sequence_kind.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/base/result.h"
+#include "server/core/group_committer.h"
+#include "server/core/sequence_definition.h"
+#include "server/core/sequence_handle.h"
+#include "storage/counter_store.h"
+
+namespace ticketd {
+
+/// Where "retry later" answers wait (a full Snowflake tick, a short clock step back), and the
+/// clock that times them.
+struct RetryTimers {
+  TimerQueue* timers = nullptr;
+  const Clock* clock = nullptr;
+};
+
+/// What the registry lends a kind's module for one call.
+struct KindEnv {
+  CounterStore& store;
+  GroupCommitter& committer;
+  const Clock& rate_clock;  // times each ticket sequence's max_rate allowance
+  const RuntimeKinds& runtime;
+  const RetryTimers* retries = nullptr;  // null until one is given
+};
+
+/// One kind's behaviour. Stateless: one instance per kind, shared by every registry. A ticket
+/// sequence is the registry's own record ("seq/"), loaded, created and configured by the
+/// registry; the other kinds are built by their module from a definition.
+class KindModule {
+ public:
+  virtual ~KindModule() = default;
+  [[nodiscard]] virtual SequenceKind kind() const = 0;
+
+  /// Builds a sequence from its definition (one created at run time, or one from the config
+  /// file). `tombstone`: the highest value a dropped sequence of the name may have issued,
+  /// when the create is not forced; a counter starts above it. Blocking (it may read stored
+  /// state or write a high-water mark): start-up or the registry's background thread only.
+  [[nodiscard]] virtual DetailedResult<SequenceHandle> open(const SequenceDefinition& definition,
+                                                            std::optional<std::uint64_t> tombstone,
+                                                            const KindEnv& env) const = 0;
+
+  /// It is opened only once the server's worker ID is known (start-up opens its stored and
+  /// configured definitions after the others).
+  [[nodiscard]] virtual bool opens_after_worker_id() const { return false; }
+
+  /// `count` values of sequence `name` as one Block. A kind that issues one value per call
+  /// refuses a count above 1, and one that issues no integers refuses every call (kWrongKind,
+  /// naming what to use instead).
+  virtual void next(const SequenceHandle& handle, std::string_view name, std::uint64_t count,
+                    BlockCallback done, const KindEnv& env) const = 0;
+  /// The kWrongKind message when a block (a hi-lo lease, a fence, a count) is asked of it.
+  [[nodiscard]] virtual std::string no_blocks(std::string_view name) const = 0;
+
+  /// Its fields of a description: the spec it has and its kind's own part.
+  virtual void describe(const SequenceHandle& handle, SequenceDescription& out) const = 0;
+
+  /// It has no stored state yet: in a store restored from a backup it may have issued values
+  /// after the backup that the store cannot see, so the registry refuses it unless forced.
+  [[nodiscard]] virtual bool without_stored_state(const SequenceHandle& /*handle*/) const {
+    return false;
+  }
+  /// What making it exist writes besides its definition, in the same commit (a gapless
+  /// sequence's first frontier), and what to note once that commit is durable.
+  [[nodiscard]] virtual std::vector<Mutation> first_writes(const SequenceHandle& /*handle*/) const {
+    return {};
+  }
+  virtual void first_writes_durable(const SequenceHandle& /*handle*/) const {}
+  /// Its own stored state continues above its name's tombstone, which a create may delete.
+  [[nodiscard]] virtual bool supersedes_tombstone() const { return false; }
+
+  /// Stops it at a drop. Returns the highest value it may have issued, which its name's
+  /// tombstone keeps so that a counter of that name starts above it (none: it issues no
+  /// integers).
+  [[nodiscard]] virtual std::optional<std::uint64_t> retire(const SequenceHandle& handle) const = 0;
+  /// What a drop deletes besides the definition (a ticket sequence's record).
+  [[nodiscard]] virtual std::vector<Mutation> drop_writes(std::string_view /*name*/) const {
+    return {};
+  }
+  /// The sequence to serve again when a drop's write did not land (the same one, unless
+  /// retiring it ended it for good).
+  [[nodiscard]] virtual SequenceHandle revive(const SequenceHandle& handle,
+                                              const KindEnv& /*env*/) const {
+    return handle;
+  }
+};
+
+/// The module of `kind`: one registration row per kind (kind_module.cpp).
+[[nodiscard]] const KindModule& kind_module(SequenceKind kind);
+[[nodiscard]] inline const KindModule& kind_module(const SequenceHandle& handle) {
+  return kind_module(kind_of_handle(handle));
+}
+
+/// A ticket sequence's description fields: GET /v1/sequences/{name} and the answers of the
+/// routes that move one (advance, restride) show the same.
+[[nodiscard]] std::vector<DescribedField> ticket_fields(const SequenceInfo& info);
+
+// Each kind's module, defined in its own file.
+[[nodiscard]] const KindModule& ticket_kind();
+[[nodiscard]] const KindModule& gapless_kind();
+[[nodiscard]] const KindModule& snowflake_kind();
+[[nodiscard]] const KindModule& uuidv7_kind();
+
+}  // namespace ticketd

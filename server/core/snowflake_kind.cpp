@@ -1,0 +1,116 @@
+// Snowflake sequences: time | worker | sequence IDs from a SnowflakeGenerator, which keeps its
+// own high-water mark; configured ones are opened at start-up once the worker ID is known.
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "server/core/kind_module.h"
+#include "server/core/ticket_errc.h"
+
+namespace ticketd {
+namespace {
+
+std::shared_ptr<SnowflakeGenerator> as_snowflake(const SequenceHandle& handle) {
+  return std::get<std::shared_ptr<SnowflakeGenerator>>(handle);
+}
+
+// One ID, retrying "retry later" answers (a full tick, a short clock step back) on the timer
+// queue a bounded number of times (about a second of waiting), never by sleeping on the
+// caller's thread.
+void next_id(std::shared_ptr<SnowflakeGenerator> generator, BlockCallback done,
+             const RetryTimers* retries, int attempts) {
+  auto r = generator->try_next();
+  if (r.ok()) return done(Block{r.id, 1, 1});
+  constexpr int kMaxAttempts = 1000;
+  if (r.retry_later() && attempts < kMaxAttempts && retries != nullptr) {
+    const auto now_ms = retries->clock->now_unix_ms();
+    const auto delay =
+        std::chrono::milliseconds(std::clamp<std::int64_t>(r.retry_at_unix_ms - now_ms, 0, 1000));
+    retries->timers->after(delay, [generator = std::move(generator), done = std::move(done),
+                                   retries, attempts]() mutable {
+      next_id(std::move(generator), std::move(done), retries, attempts + 1);
+    });
+    return;
+  }
+  if (r.retry_later()) {
+    return done(Error{TicketErrc::kRetryLater, "Snowflake sequence '" + generator->name() +
+                                                   "' cannot issue yet: " + r.error.message});
+  }
+  done(r.error);
+}
+
+class SnowflakeKind final : public KindModule {
+ public:
+  SequenceKind kind() const override { return SequenceKind::kSnowflake; }
+  bool opens_after_worker_id() const override { return true; }
+
+  DetailedResult<SequenceHandle> open(const SequenceDefinition& definition,
+                                      std::optional<std::uint64_t> /*tombstone*/,
+                                      const KindEnv& env) const override {
+    if (!env.runtime.open_snowflake) {
+      return Error{TicketErrc::kInvalidArgument,
+                   "Snowflake sequences cannot be created here: the storage engine or the "
+                   "worker ID source does not allow it"};
+    }
+    auto g = env.runtime.open_snowflake(definition.spec.name);
+    if (!g) return g.error();
+    return SequenceHandle{std::move(*g)};
+  }
+
+  void next(const SequenceHandle& handle, std::string_view name, std::uint64_t count,
+            BlockCallback done, const KindEnv& env) const override {
+    if (count != 1) return done(Error{TicketErrc::kWrongKind, no_blocks(name)});
+    next_id(as_snowflake(handle), std::move(done), env.retries, 0);
+  }
+
+  std::string no_blocks(std::string_view name) const override {
+    return "sequence '" + std::string(name) +
+           "' is a Snowflake sequence: it issues one ID per call, blocks are refused";
+  }
+
+  void describe(const SequenceHandle& handle, SequenceDescription& out) const override {
+    const auto g = as_snowflake(handle);
+    out.snowflake =
+        SequenceDescription::Snowflake{g->layout(), g->worker_id(), g->policy(), g->stats().issued};
+    const auto& l = out.snowflake->layout;
+    const auto bits = [](auto v) { return DescribedValue{static_cast<std::uint64_t>(v)}; };
+    out.fields = {
+        {"worker_id", out.snowflake->worker_id},
+        {"epoch", format_utc_ms(l.epoch_unix_ms)},
+        {"time_bits", bits(l.time_bits)},
+        {"worker_bits", bits(l.worker_bits)},
+        {"sequence_bits", bits(l.sequence_bits)},
+        {"time_unit_ms", bits(l.time_unit_ms)},
+        {"field_order",
+         std::string(l.order == SnowflakeFieldOrder::kTimeSequenceWorker ? "time_sequence_worker"
+                                                                         : "time_worker_sequence")},
+        {"clock_policy", std::string(policy_name(out.snowflake->policy))},
+        {"issued", std::to_string(out.snowflake->issued)},
+    };
+    out.comment_detail = " (worker " + std::to_string(out.snowflake->worker_id) + ", " +
+                         std::to_string(l.time_bits) + "/" + std::to_string(l.worker_bits) + "/" +
+                         std::to_string(l.sequence_bits) + " bits)";
+  }
+
+  // Its high-water mark stays in the store (a new Snowflake sequence of the name starts after
+  // it); the tombstone keeps a counter of that name above every ID it may have used.
+  std::optional<std::uint64_t> retire(const SequenceHandle& handle) const override {
+    const auto g = as_snowflake(handle);
+    const auto& layout = g->layout();
+    const auto stats = g->stats();
+    const auto tick =
+        std::clamp<std::int64_t>(layout.tick_of(std::max(stats.hwm_unix_ms, stats.last_id_unix_ms)),
+                                 0, static_cast<std::int64_t>(layout.max_ticks()));
+    return layout.compose(static_cast<std::uint64_t>(tick), layout.max_worker(),
+                          layout.max_sequence());
+  }
+};
+
+}  // namespace
+
+const KindModule& snowflake_kind() {
+  static const SnowflakeKind module;
+  return module;
+}
+
+}  // namespace ticketd
