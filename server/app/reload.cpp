@@ -218,7 +218,7 @@ DetailedResult<std::vector<std::string>> Reloader::reload() {
     if (s.kind == SequenceKind::kTicket) {
       r = service.ensure_configured(to_spec(s));
     } else {
-      r = wait_create(service, SequenceDefinition{to_spec(s), gapless_options(s)});
+      r = wait_create(service, to_definition(s));
     }
     if (!r) return failed(r.error(), "sequences." + s.name);
     auto entry = std::find_if(now.sequences.begin(), now.sequences.end(),

@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "server/backup/kind_backup.h"
 #include "server/base/exit_code.h"
 #include "server/base/hex.h"
 #include "server/base/parse_int.h"
@@ -24,9 +25,16 @@ namespace json = boost::json;
 
 namespace {
 
-// Integers above 2^53 lose precision in many JSON readers: they travel as decimal strings, as
-// ticketd's IDs do in its HTTP API.
-json::value u64(std::uint64_t v) { return json::value(std::to_string(v)); }
+json::value u64(std::uint64_t v) { return manifest_u64(v); }
+
+// A counter's grid, as its record, definition or config gives it.
+void set_grid(BackedUpSequence& s, const SequenceSpec& spec) {
+  s.grid_known = true;
+  s.start = spec.start;
+  s.increment = spec.increment;
+  s.offset = spec.offset;
+  s.max_value = spec.max_value;
+}
 
 void pretty(const json::value& v, std::string& out, int indent) {
   const std::string pad(static_cast<std::size_t>(indent) * 2, ' ');
@@ -69,17 +77,7 @@ json::object sequence_json(const BackedUpSequence& s) {
     if (s.max_value != 0) o["max_value"] = u64(s.max_value);
     if (s.cache != 0) o["cache"] = u64(s.cache);
   }
-  if (s.kind == SequenceKind::kTicket) {
-    o["ceiling"] = u64(s.ceiling);
-    o["peak_per_minute"] = u64(s.peak_per_minute);
-    if (!s.tombstone) o["max_rate"] = u64(s.max_rate);
-  }
-  if (s.kind == SequenceKind::kGapless) {
-    if (s.committed_below) o["committed_below"] = u64(*s.committed_below);
-    if (s.highest_committed) o["highest_committed"] = u64(*s.highest_committed);
-    if (s.highest_reserved) o["highest_reserved"] = u64(*s.highest_reserved);
-    o["reserved"] = s.reserved;
-  }
+  kind_backup(s.kind).to_json(s, o);
   return o;
 }
 
@@ -88,12 +86,7 @@ Error bad(std::string_view what) {
 }
 
 std::optional<std::uint64_t> read_u64(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  if (v == nullptr) return std::nullopt;
-  if (v->is_string()) return parse_u64(std::string_view(v->as_string()));
-  if (v->is_uint64()) return v->as_uint64();
-  if (v->is_int64() && v->as_int64() >= 0) return static_cast<std::uint64_t>(v->as_int64());
-  return std::nullopt;
+  return read_manifest_u64(o, key);
 }
 
 DetailedResult<BackedUpSequence> decode_sequence(const json::value& v) {
@@ -120,19 +113,7 @@ DetailedResult<BackedUpSequence> decode_sequence(const json::value& v) {
     s.cache = read_u64(o, "cache").value_or(0);
     if (s.increment == 0) return bad("sequence '" + s.name + "': increment 0");
   }
-  if (s.kind == SequenceKind::kTicket) {
-    const auto ceiling = read_u64(o, "ceiling");
-    if (!ceiling) return bad("ticket sequence '" + s.name + "' without a ceiling");
-    s.ceiling = *ceiling;
-    s.peak_per_minute = read_u64(o, "peak_per_minute").value_or(0);
-    s.max_rate = read_u64(o, "max_rate").value_or(kDefaultMaxRate);
-  }
-  if (s.kind == SequenceKind::kGapless) {
-    s.committed_below = read_u64(o, "committed_below");
-    s.highest_committed = read_u64(o, "highest_committed");
-    s.highest_reserved = read_u64(o, "highest_reserved");
-    s.reserved = read_u64(o, "reserved").value_or(0);
-  }
+  if (auto missing = kind_backup(s.kind).from_json(o, s)) return bad(*missing);
   return s;
 }
 
@@ -244,131 +225,42 @@ DetailedResult<BackupManifest> decode_manifest(std::string_view text) {
 
 DetailedResult<BackupManifest> describe_store(CounterStore& store, std::int64_t now_ms,
                                               const std::vector<ServedSequence>& served) {
-  std::map<std::string, BackedUpSequence> by_name;
-  auto entry = [&](const std::string& name, SequenceKind kind) -> BackedUpSequence& {
-    auto [it, inserted] = by_name.try_emplace(name);
-    if (inserted) {
-      it->second.name = name;
-      it->second.kind = kind;
-    }
-    return it->second;
-  };
-  auto corrupt = [](const std::string& what) {
-    return Error{StorageErrc::kCorruption, "backup: " + what};
-  };
-
-  auto sequences = store.scan(kSequencePrefix);
-  if (!sequences) return sequences.error();
-  for (const auto& [key, value] : *sequences) {
-    const std::string name = key.substr(kSequencePrefix.size());
-    auto r = decode_record(name, value);
-    if (!r) return corrupt("ticket sequence '" + name + "': unreadable record");
-    auto& s = entry(name, SequenceKind::kTicket);
-    s.grid_known = true;
-    s.start = r->spec.start;
-    s.increment = r->spec.increment;
-    s.offset = r->spec.offset;
-    s.max_value = r->spec.max_value;
-    s.cache = r->spec.cache;
-    s.max_rate = r->spec.max_rate;
-    s.ceiling = r->ceiling;
+  ManifestEntries entries;
+  for (const auto kind : kAllSequenceKinds) {
+    if (auto r = kind_backup(kind).read_records(store, entries); !r) return r.error();
   }
-  auto tombs = store.scan(kTombstonePrefix);
-  if (!tombs) return tombs.error();
-  for (const auto& [key, value] : *tombs) {
-    const std::string name = key.substr(kTombstonePrefix.size());
-    const auto ceiling = decode_tombstone(value);
-    if (!ceiling) return corrupt("tombstone '" + name + "': unreadable record");
-    if (by_name.contains(name)) continue;  // re-created above it: the live record decides
-    auto& s = entry(name, SequenceKind::kTicket);
-    s.tombstone = true;
-    s.ceiling = *ceiling;
-  }
+  // Definitions of the kinds created at run time: a counter's carries its grid.
   auto definitions = store.scan(kDefinitionPrefix);
   if (!definitions) return definitions.error();
   for (const auto& [key, value] : *definitions) {
     const std::string name = key.substr(kDefinitionPrefix.size());
     auto d = decode_definition(name, value);
-    if (!d) return corrupt("definition of '" + name + "': unreadable record");
-    auto& s = entry(name, d->spec.kind);
-    if (d->spec.kind == SequenceKind::kGapless) {
-      s.grid_known = true;
-      s.start = d->spec.start;
-      s.increment = d->spec.increment;
-      s.offset = d->spec.offset;
-      s.max_value = d->spec.max_value;
+    if (!d) {
+      return Error{StorageErrc::kCorruption,
+                   "backup: definition of '" + name + "': unreadable record"};
     }
+    auto& s = entries.entry(name, d->spec.kind);
+    if (kind_takes(d->spec.kind, kind_key::kStart)) set_grid(s, d->spec);
   }
-  auto gapless = store.scan(kGaplessPrefix);
-  if (!gapless) return gapless.error();
-  for (const auto& [key, value] : *gapless) {
-    auto k = parse_gapless_key(std::string_view(key).substr(kGaplessPrefix.size()));
-    if (!k) return corrupt("unreadable gapless key '" + key + "'");
-    auto& s = entry(k->name, SequenceKind::kGapless);
-    if (s.kind != SequenceKind::kGapless) continue;  // a dropped ticket name reused: keys win below
-    if (k->kind == "f") {
-      auto f = decode_frontier(value);
-      if (!f) return corrupt("gapless sequence '" + k->name + "': unreadable frontier");
-      s.committed_below = f->first_open;
-      if (!s.grid_known) {
-        s.grid_known = true;
-        s.start = f->first;
-        s.increment = f->step;
-        s.offset = f->first % f->step;
-      }
-      if (f->first_open > f->first) {
-        s.highest_committed = std::max(s.highest_committed.value_or(0), f->first_open - f->step);
-      }
-    } else if (k->kind == "r") {
-      ++s.reserved;
-      s.highest_reserved = std::max(s.highest_reserved.value_or(0), k->number);
-    } else {
-      s.highest_committed = std::max(s.highest_committed.value_or(0), k->number);
-    }
-  }
-  // Snowflake marks: "snowflake/<name>/hwm".
-  auto marks = store.scan("snowflake/");
-  if (!marks) return marks.error();
-  for (const auto& [key, value] : *marks) {
-    const std::string_view rest =
-        std::string_view(key).substr(std::string_view("snowflake/").size());
-    const auto slash = rest.find('/');
-    if (slash == std::string_view::npos) continue;
-    auto& s = entry(std::string(rest.substr(0, slash)), SequenceKind::kSnowflake);
-    (void)s;  // restored as it is: the kind is all a restore needs to know
+  for (const auto kind : kAllSequenceKinds) {
+    if (auto r = kind_backup(kind).read_state(store, entries); !r) return r.error();
   }
   for (const auto& extra : served) {
-    auto& s = entry(extra.spec.name, extra.spec.kind);
-    if (!s.grid_known &&
-        (extra.spec.kind == SequenceKind::kGapless || extra.spec.kind == SequenceKind::kTicket)) {
-      s.grid_known = true;
-      s.start = extra.spec.start;
-      s.increment = extra.spec.increment;
-      s.offset = extra.spec.offset;
-      s.max_value = extra.spec.max_value;
+    auto& s = entries.entry(extra.spec.name, extra.spec.kind);
+    if (!s.grid_known && kind_takes(extra.spec.kind, kind_key::kStart)) {
+      set_grid(s, extra.spec);
       s.cache = extra.spec.cache;
     }
   }
-  auto rates = store.scan(kRatePrefix);
-  if (!rates) return rates.error();
-  const std::int64_t today = now_ms / IssueRateHistory::kDayMs;
-  std::map<std::string, IssueRateHistory> histories;
-  for (const auto& [key, value] : *rates) {
-    auto h = decode_rate_history(value);
-    if (!h) continue;  // advice only; a missing rate falls back on the cache rule
-    histories.emplace(key.substr(kRatePrefix.size()), std::move(*h));
-  }
-  for (const auto& [name, h] : histories) {
-    auto it = by_name.find(name);
-    if (it == by_name.end() || it->second.kind != SequenceKind::kTicket) continue;
-    it->second.peak_per_minute = h.peak_per_minute(today);
+  for (const auto kind : kAllSequenceKinds) {
+    if (auto r = kind_backup(kind).read_history(store, entries, now_ms); !r) return r.error();
   }
   auto workers = store.scan(kWorkerPrefix);
   if (!workers) return workers.error();
 
   BackupManifest m;
   m.worker_records = workers->size();
-  for (auto& [_, s] : by_name) m.sequences.push_back(std::move(s));
+  m.sequences = entries.take();
   return m;
 }
 
@@ -380,9 +272,6 @@ DetailedResult<BackupManifest> reconcile(const BackupManifest& manifest,
   BackupManifest out = manifest;
   out.sequences.clear();
   out.worker_records = derived.worker_records;
-  const auto n = [](std::optional<std::uint64_t> v) {
-    return v ? std::to_string(*v) : std::string("none");
-  };
   for (const auto& d : derived.sequences) {
     auto it = listed.find(d.name);
     if (it == listed.end()) {
@@ -401,18 +290,7 @@ DetailedResult<BackupManifest> reconcile(const BackupManifest& manifest,
     };
     differ("kind", std::string(kind_name(d.kind)), std::string(kind_name(m.kind)));
     differ("dropped", d.tombstone ? "yes" : "no", m.tombstone ? "yes" : "no");
-    if (d.kind == SequenceKind::kTicket) {
-      differ("ceiling", std::to_string(d.ceiling), std::to_string(m.ceiling));
-      differ("peak_per_minute", std::to_string(d.peak_per_minute),
-             std::to_string(m.peak_per_minute));
-      differ("max_rate", std::to_string(d.max_rate), std::to_string(m.max_rate));
-    }
-    if (d.kind == SequenceKind::kGapless) {
-      differ("committed_below", n(d.committed_below), n(m.committed_below));
-      differ("highest_committed", n(d.highest_committed), n(m.highest_committed));
-      differ("highest_reserved", n(d.highest_reserved), n(m.highest_reserved));
-      differ("reserved", std::to_string(d.reserved), std::to_string(m.reserved));
-    }
+    kind_backup(d.kind).compare(d, m, differ);
     if (d.grid_known && m.grid_known) {
       const auto grid = [](const BackedUpSequence& s) {
         return std::to_string(s.start) + "/" + std::to_string(s.increment) + "/" +
@@ -434,11 +312,7 @@ DetailedResult<BackupManifest> reconcile(const BackupManifest& manifest,
   }
   for (const auto& [name, m] : listed) {
     // Served but with nothing stored: only kinds whose restore needs no stored number.
-    const bool nothing_to_store =
-        !m->tombstone && (m->kind == SequenceKind::kUuidV7 || m->kind == SequenceKind::kSnowflake ||
-                          (m->kind == SequenceKind::kGapless && !m->committed_below &&
-                           !m->highest_committed && !m->highest_reserved && m->reserved == 0));
-    if (!nothing_to_store) {
+    if (!kind_backup(m->kind).may_be_unstored(*m)) {
       problems.push_back("the manifest lists " + std::string(kind_name(m->kind)) +
                          (m->tombstone ? " tombstone" : " sequence") + " '" + name +
                          "' with stored state, which the checkpoint does not hold");

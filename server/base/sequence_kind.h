@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <span>
 #include <string>
@@ -77,6 +78,17 @@ inline constexpr auto kAllSequenceKinds = [] {
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = kSequenceKindRows[i].kind;
   return all;
 }();
+
+/// Whether a per-kind table (the core's modules, the backup's parts) has `rows[i]->kind()` == the
+/// i-th kind for every i, so that it can be indexed by the enumerator.
+template <class Row, std::size_t N>
+[[nodiscard]] bool in_kind_order(const std::array<const Row*, N>& rows) {
+  if (N != std::size(kSequenceKindRows)) return false;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (static_cast<std::size_t>(rows[i]->kind()) != i) return false;
+  }
+  return true;
+}
 
 [[nodiscard]] const SequenceKindRow& kind_row(SequenceKind kind);
 [[nodiscard]] std::string_view kind_name(SequenceKind kind);

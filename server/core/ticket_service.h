@@ -61,7 +61,7 @@ class TicketService {
 
   /// Reads every sequence from the store: ticket sequences, tombstones, and the definitions of
   /// sequences of other kinds created at run time (Snowflake ones are opened later, by
-  /// open_stored_snowflakes(), once the worker ID is known).
+  /// open_deferred_definitions(), once the worker ID is known).
   [[nodiscard]] DetailedResult<void> load();
   /// Opens the sequences load() found defined in the store whose kind opens once the worker ID
   /// is known (Snowflake; start-up only), unless the config serves the name.

@@ -2,7 +2,11 @@
 // every kind, and what survives a restart.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
+#include <string_view>
+#include <variant>
+#include <vector>
 
 #include "server/core/sequence_record.h"
 #include "server/core/ticket_errc.h"
@@ -220,6 +224,52 @@ TEST(SequenceRegistry, CreatesListsAndDescribesEveryKind) {
   EXPECT_FALSE(r.service.describe("Nope"));
   EXPECT_EQ(r.service.kind_of("Uuids"), SequenceKind::kUuidV7);
   EXPECT_FALSE(r.service.kind_of("Nope"));
+}
+
+// Every kind has its module, in its row's place; the front ends render what describe() lists.
+TEST(SequenceRegistry, EveryKindIsAModuleThatDescribesItselfAsFields) {
+  for (const auto kind : kAllSequenceKinds) EXPECT_EQ(kind_module(kind).kind(), kind);
+  ScriptedStore store;
+  FakeClock clock;
+  Registry r(store, clock);
+  ASSERT_TRUE(r.create(SequenceKind::kTicket, "T"));
+  ASSERT_TRUE(r.create(SequenceKind::kGapless, "G"));
+  ASSERT_TRUE(r.create(SequenceKind::kSnowflake, "S"));
+  ASSERT_TRUE(r.create(SequenceKind::kUuidV7, "U"));
+  const auto keys = [&](const std::string& name) {
+    const auto d = r.service.describe(name);
+    std::vector<std::string_view> out;
+    for (const auto& f : d->fields) out.push_back(f.key);
+    return out;
+  };
+  EXPECT_EQ(keys("U"), (std::vector<std::string_view>{"issued"}));
+  EXPECT_EQ(keys("S").front(), "worker_id");
+  EXPECT_EQ(keys("G").front(), "order");
+  EXPECT_EQ(keys("T").front(), "start");
+  // A counter says its next value (AUTO_INCREMENT); the others have none.
+  EXPECT_EQ(r.service.describe("T")->next_value, 1u);
+  EXPECT_EQ(r.service.describe("G")->next_value, 1u);
+  EXPECT_FALSE(r.service.describe("S")->next_value);
+  EXPECT_FALSE(r.service.describe("U")->next_value);
+  EXPECT_EQ(r.service.describe("G")->comment_detail, " (order relaxed)");
+  EXPECT_EQ(r.service.describe("T")->comment_detail, "");
+  // A gapless one describes "committed_through" as null until its first commit.
+  const auto g = r.service.describe("G")->fields;
+  const auto committed = std::find_if(
+      g.begin(), g.end(), [](const DescribedField& f) { return f.key == "committed_through"; });
+  ASSERT_NE(committed, g.end());
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(committed->value));
+  // Blocks are refused by each kind in its own words, through the registry.
+  for (const auto* name : {"G", "S", "U"}) {
+    auto b = next_and_wait(r.service, name, 2);
+    ASSERT_FALSE(b) << name;
+    EXPECT_EQ(b.error().code, TicketErrc::kWrongKind) << name;
+  }
+  // Dropping leaves a tombstone for the kinds that issue integers, none for UUIDv7.
+  ASSERT_TRUE(r.drop("S"));
+  ASSERT_TRUE(r.drop("U"));
+  EXPECT_TRUE(store.get(tombstone_key("S")).value());
+  EXPECT_FALSE(store.get(tombstone_key("U")).value());
 }
 
 TEST(SequenceRegistry, ANameHoldsOneSequenceWhateverItsKind) {
