@@ -6,6 +6,8 @@
 #include <cstring>
 #include <exception>
 #include <filesystem>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,14 +79,12 @@ int usage_error(const std::string& message) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace ticketd;
-  std::string config_path;
-  std::string data_dir;
-  std::string external_mark;
-  std::string mysql_listen;
-  std::string http_listen;
-  config::ForceFlags force;
+namespace ticketd {
+namespace {
+
+// The subcommands that parse their own arguments (hash-password and hash-token take none): the
+// exit status of the one argv names, nothing when it names none of them.
+std::optional<int> run_own_command(int argc, char** argv) {
   if (argc == 2 && std::string_view(argv[1]) == "hash-password") {
     return hash_password_command(stdin, stdout);
   }
@@ -101,6 +101,59 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "restride") {
     return restride_command(argc, argv, stdout, stderr);
   }
+  return std::nullopt;
+}
+
+// What the options of `ticketd` and `ticketd verify` say.
+struct Arguments {
+  ConfigSource source;        // --config (its path), --data-dir, --*-listen, --force-*
+  std::string external_mark;  // --external-mark, verify only
+};
+
+// Takes `words` into `args`; the usage problem, empty when there is none.
+std::string parse_arguments(std::span<char* const> words, bool verify, Arguments& args) {
+  std::vector<CommandOption> options = {
+      text_option("--config", args.source.path),
+      text_option("--data-dir", args.source.data_dir),
+      text_option("--mysql-listen", args.source.mysql_listen),
+      text_option("--http-listen", args.source.http_listen),
+  };
+  if (verify) options.push_back(text_option("--external-mark", args.external_mark));
+  config::ForceFlags& force = args.source.force;
+  for (const auto& row : config::kForceFlags) {
+    options.push_back({row.flag, true, [&force, &row](const std::string& name) {
+                         (force.*row.names).push_back(name);
+                         return std::string();
+                       }});
+  }
+  return parse_command_line(words, options);
+}
+
+// Runs the daemon, and re-executes this binary when it lost the leadership; the exit status.
+int run_daemon(config::Config cfg, const ConfigSource& source, char** argv) {
+  try {
+    const int rc = Daemon(std::move(cfg), source).run();
+    if (rc == exit_status(ExitCode::kRestartAsFollower)) {
+      // Same binary, same arguments: a clean follower (every cache and in-memory ceiling of the
+      // deposed leader is gone with the old image).
+      log::info("re-executing as a follower");
+      execv("/proc/self/exe", argv);
+      log::error(std::string("execv failed: ") + std::strerror(errno));
+      return exit_status(ExitCode::kFailed);
+    }
+    return rc;
+  } catch (const std::exception& e) {
+    log::error(std::string("fatal: ") + e.what());
+    return exit_status(ExitCode::kFailed);
+  }
+}
+
+}  // namespace
+}  // namespace ticketd
+
+int main(int argc, char** argv) {
+  using namespace ticketd;
+  if (auto rc = run_own_command(argc, argv)) return *rc;
   const bool verify = argc >= 2 && std::string_view(argv[1]) == "verify";
   const std::span words(argv + (verify ? 2 : 1), argv + argc);
   if (has_word(words, {"--help", "-h"})) {
@@ -111,29 +164,17 @@ int main(int argc, char** argv) {
     std::printf("ticketd %s\n", TICKETD_VERSION);
     return exit_status(ExitCode::kOk);
   }
-  std::vector<CommandOption> options = {
-      text_option("--config", config_path),
-      text_option("--data-dir", data_dir),
-      text_option("--mysql-listen", mysql_listen),
-      text_option("--http-listen", http_listen),
-  };
-  if (verify) options.push_back(text_option("--external-mark", external_mark));
-  for (const auto& row : config::kForceFlags) {
-    options.push_back({row.flag, true, [&force, &row](const std::string& name) {
-                         (force.*row.names).push_back(name);
-                         return std::string();
-                       }});
-  }
-  if (auto problem = parse_command_line(words, options); !problem.empty()) {
+  Arguments args;
+  if (auto problem = parse_arguments(words, verify, args); !problem.empty()) {
     return usage_error(problem);
   }
   if (verify) {
-    if (data_dir.empty()) return usage_error("verify needs --data-dir DIR");
-    return verify_data_dir(data_dir, external_mark, stdout);
+    if (args.source.data_dir.empty()) return usage_error("verify needs --data-dir DIR");
+    return verify_data_dir(args.source.data_dir, args.external_mark, stdout);
   }
-  if (config_path.empty()) return usage_error("--config FILE is required");
+  if (args.source.path.empty()) return usage_error("--config FILE is required");
 
-  const ConfigSource source{config_path, data_dir, mysql_listen, http_listen, force};
+  const ConfigSource& source = args.source;
   ReadConfig read = read_config(source);
   // The format applies before the first line (the config's warnings); what comes before the
   // config is read (usage and config errors) is plain text on stderr, not log lines.
@@ -156,19 +197,5 @@ int main(int argc, char** argv) {
   log::set_level(to_core(cfg.log_level));
 
   if (fds.raised) log::info("open-file limit raised to " + std::to_string(fds.soft));
-  try {
-    const int rc = Daemon(std::move(cfg), source).run();
-    if (rc == exit_status(ExitCode::kRestartAsFollower)) {
-      // Same binary, same arguments: a clean follower (every cache and in-memory ceiling of the
-      // deposed leader is gone with the old image).
-      log::info("re-executing as a follower");
-      execv("/proc/self/exe", argv);
-      log::error(std::string("execv failed: ") + std::strerror(errno));
-      return exit_status(ExitCode::kFailed);
-    }
-    return rc;
-  } catch (const std::exception& e) {
-    log::error(std::string("fatal: ") + e.what());
-    return exit_status(ExitCode::kFailed);
-  }
+  return run_daemon(std::move(cfg), source, argv);
 }

@@ -42,6 +42,31 @@ unsigned thread_count(const config::Config& c) {
   return c.threads != 0 ? c.threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
+// Tells the service manager a SIGHUP reload is over, and logs what it applied or why it
+// changed nothing.
+void report_reload_result(DetailedResult<std::vector<std::string>> r) {
+  notify_ready();
+  if (!r) {
+    log::error(r.error().message);
+    return;
+  }
+  std::string what;
+  for (const auto& a : *r) what += (what.empty() ? "" : ", ") + a;
+  log::info("reload: applied " + what);
+}
+
+// Reloads the config file on each SIGHUP, until `hangups` is cancelled.
+void reload_on_hangup(asio::signal_set& hangups, Reloader& reloader,
+                      const std::string& config_path) {
+  hangups.async_wait([&hangups, &reloader, &config_path](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    log::info("signal 1 (SIGHUP): reloading " + config_path);
+    notify_reloading();
+    reloader.reload_async(report_reload_result);
+    reload_on_hangup(hangups, reloader, config_path);
+  });
+}
+
 }  // namespace
 
 int Daemon::run() {
@@ -70,25 +95,7 @@ int Daemon::run() {
     reloader.reload_async(std::move(done));
   };
   asio::signal_set hangups(ioc, SIGHUP);
-  std::function<void()> await_hangup = [&] {
-    hangups.async_wait([&](const boost::system::error_code& ec, int) {
-      if (ec) return;
-      log::info("signal 1 (SIGHUP): reloading " + source_.path);
-      notify_reloading();
-      reloader.reload_async([](DetailedResult<std::vector<std::string>> r) {
-        notify_ready();
-        if (!r) {
-          log::error(r.error().message);
-          return;
-        }
-        std::string what;
-        for (const auto& a : *r) what += (what.empty() ? "" : ", ") + a;
-        log::info("reload: applied " + what);
-      });
-      await_hangup();
-    });
-  };
-  await_hangup();
+  reload_on_hangup(hangups, reloader, source_.path);
 
   auto shut_down = [&] { begin_shutdown(pool, *listeners, front_ends); };
   asio::signal_set signals(ioc, SIGINT, SIGTERM);

@@ -421,28 +421,18 @@ void TicketSequence::maybe_prefetch_locked(std::unique_lock<std::mutex>& lock) {
   start_write_locked(lock);
 }
 
-void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
-  // Every waiter queued now is answered by this write, so its values are taken now, in queue
-  // order: a waiter's record (a lease) can then go into the same atomic write as the ceiling
-  // that covers it. The write covers every waiter, plus `cache` values beyond the last of them
-  // that takes any. With no waiter it is a prefetch: `cache` values above the current ceiling.
-  std::vector<Mutation> mutations;
-  mutations.emplace_back();  // the sequence record, filled in below
-  bool took_values = false;
-  const u128 before = next_;
-  u128 needed = next_ - 1;
-  // max_rate: the values this write's takes and prefetch add count against the allowance.
-  // Only what a take needs above the ceiling already written (or moved by an advance) counts.
-  const std::uint64_t now = now_us();
-  const std::uint64_t budget = rate_budget_locked(now);
-  std::uint64_t spent = 0;
+TicketSequence::WriteTake TicketSequence::take_for_write_locked(std::uint64_t budget,
+                                                                std::vector<Mutation>& mutations) {
+  WriteTake take{.needed = next_ - 1};
+  // Only what a take needs above the ceiling already written (or moved by an advance) counts
+  // against max_rate.
   u128 covered = highest_target_;
   for (auto& w : waiters_) {
     w.assigned = true;
     if (w.count == 0) {
       w.block = Block{static_cast<std::uint64_t>(std::min<u128>(next_, ~std::uint64_t{0})),
                       spec_.increment, 0};
-      needed = std::max(needed, next_ - 1);
+      take.needed = std::max(take.needed, next_ - 1);
       covered = std::max(covered, next_ - 1);
       continue;
     }
@@ -453,30 +443,37 @@ void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
     const u128 last = next_ + u128{w.count - 1} * spec_.increment;
     const u128 grows =
         last > covered ? (last - covered + spec_.increment - 1) / spec_.increment : 0;
-    if (grows > budget - spent) {
+    if (grows > budget - take.spent) {
       w.rate_limited = true;
       continue;
     }
-    spent += static_cast<std::uint64_t>(grows);
+    take.spent += static_cast<std::uint64_t>(grows);
     covered = std::max(covered, last);
     w.block = issue_locked(w.count);
-    took_values = true;
-    needed = std::max<u128>(needed, w.block.last());
+    take.took_values = true;
+    take.needed = std::max<u128>(take.needed, w.block.last());
     if (w.record) mutations.push_back(w.record(w.block));
   }
-  u128 target = needed;
-  if (took_values) {
-    const std::uint64_t ahead = std::min<std::uint64_t>(spec_.cache - 1, budget - spent);
-    spent += ahead;
+  return take;
+}
+
+u128 TicketSequence::write_target_locked(WriteTake& take, std::uint64_t budget) const {
+  u128 target = take.needed;
+  if (take.took_values) {
+    const std::uint64_t ahead = std::min<std::uint64_t>(spec_.cache - 1, budget - take.spent);
+    take.spent += ahead;
     target += u128{ahead} * spec_.increment;
   }
   if (waiters_.empty()) {
     const std::uint64_t ahead = std::min<std::uint64_t>(spec_.cache, budget);
-    spent += ahead;
+    take.spent += ahead;
     target = u128{highest_target_} + u128{ahead} * spec_.increment;
   }
   target = std::min<u128>(target, limit_locked());
-  target = std::max<u128>(target, highest_target_);
+  return std::max<u128>(target, highest_target_);
+}
+
+void TicketSequence::charge_rate_locked(std::uint64_t spent, u128 target, std::uint64_t now) {
   // The allowance is charged what the ceiling actually grows: a take served below a ceiling
   // already written (a block lease while the cache still holds it) costs nothing, however far
   // ahead the write would have reached (at most `spent`, which the budget bounded).
@@ -488,12 +485,28 @@ void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
     rate_tat_us_ = static_cast<std::uint64_t>(
         std::min<u128>(u128{std::max(rate_tat_us_, now)} + cost, ~std::uint64_t{0}));
   }
+}
+
+void TicketSequence::start_write_locked(std::unique_lock<std::mutex>& lock) {
+  // Every waiter queued now is answered by this write, so its values are taken now, in queue
+  // order: a waiter's record (a lease) can then go into the same atomic write as the ceiling
+  // that covers it. The write covers every waiter, plus `cache` values beyond the last of them
+  // that takes any. With no waiter it is a prefetch: `cache` values above the current ceiling.
+  std::vector<Mutation> mutations;
+  mutations.emplace_back();  // the sequence record, filled in below
+  const u128 before = next_;
+  // max_rate: the values this write's takes and prefetch add count against the allowance.
+  const std::uint64_t now = now_us();
+  const std::uint64_t budget = rate_budget_locked(now);
+  WriteTake take = take_for_write_locked(budget, mutations);
+  const u128 target = write_target_locked(take, budget);
+  charge_rate_locked(take.spent, target, now);
   const auto ceiling = static_cast<std::uint64_t>(target);
   highest_target_ = ceiling;
   write_in_flight_ = true;
   if (grid_undo_ && spec_dirty_) grid_change_in_write_ = true;
   spec_dirty_ = false;
-  rollback_next_ = took_values ? std::optional<u128>(before) : std::nullopt;
+  rollback_next_ = take.took_values ? std::optional<u128>(before) : std::nullopt;
   mutations.front() = Mutation{
       sequence_key(name_),
       encode_record(SequenceRecord{spec_, ceiling, fence_, restrided_, rate_tat_wall_us_locked()})};

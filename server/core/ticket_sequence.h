@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "server/base/result.h"
 #include "server/core/clock.h"
@@ -179,6 +180,23 @@ class TicketSequence : public std::enable_shared_from_this<TicketSequence> {
   void enqueue_locked(Waiter w, std::unique_lock<std::mutex>& lock);
   void take_impl(std::uint64_t count, BlockRecorder record, BlockCallback done);
   void start_write_locked(std::unique_lock<std::mutex>& lock);
+  // What the waiters queued for a write took when it started.
+  struct WriteTake {
+    unsigned __int128 needed = 0;  // the highest value the write's ceiling must cover
+    std::uint64_t spent = 0;       // of the write's max_rate budget
+    bool took_values = false;      // some waiter took values (next_ moved)
+  };
+  // Gives every queued waiter its answer, in queue order: its block (issued now, within
+  // `budget`), exhausted or rate-limited; a waiter's record joins `mutations`.
+  [[nodiscard]] WriteTake take_for_write_locked(std::uint64_t budget,
+                                                std::vector<Mutation>& mutations);
+  // The ceiling a write asks for: what its waiters need plus up to `cache` values ahead (a
+  // prefetch when none waits), within the limit and never below highest_target_. Adds the
+  // values it reaches ahead for to take.spent.
+  [[nodiscard]] unsigned __int128 write_target_locked(WriteTake& take, std::uint64_t budget) const;
+  // Charges max_rate's allowance for raising highest_target_ to `target`, keeping the old
+  // arrival time in rollback_tat_us_ for a failed write.
+  void charge_rate_locked(std::uint64_t spent, unsigned __int128 target, std::uint64_t now);
   void maybe_prefetch_locked(std::unique_lock<std::mutex>& lock);
   void on_written(std::uint64_t target, const DetailedResult<void>& result);
   // advance_to / advance_past: the next value becomes at least `next` (may be max_value + 1).

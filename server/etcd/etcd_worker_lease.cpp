@@ -63,6 +63,74 @@ DetailedResult<bool> EtcdWorkerLease::write_mark(std::uint64_t id, std::int64_t 
   return r->succeeded;
 }
 
+DetailedResult<std::set<std::uint64_t>> EtcdWorkerLease::taken_worker_ids() {
+  auto listed = client_.range(etcd::RangeRequest{
+      .key = options_.prefix, .range_end = etcd::prefix_end(options_.prefix), .keys_only = true});
+  if (!listed) return listed.error();
+  std::set<std::uint64_t> taken;
+  for (const auto& kv : listed->kvs) {
+    const std::string_view rest = std::string_view(kv.key).substr(options_.prefix.size());
+    if (const auto id = parse_u64(rest)) taken.insert(*id);
+  }
+  return taken;
+}
+
+DetailedResult<etcd::TxnResponse> EtcdWorkerLease::claim_txn(std::uint64_t id,
+                                                             std::int64_t lease_id) {
+  etcd::TxnRequest t;
+  t.compare.push_back(etcd::Compare::absent(worker_key(id)));
+  t.success.emplace_back(
+      etcd::PutRequest{.key = worker_key(id), .value = options_.owner, .lease = lease_id});
+  t.success.emplace_back(etcd::RangeRequest{.key = mark_key(id)});
+  return client_.txn(t);
+}
+
+DetailedResult<std::int64_t> EtcdWorkerLease::decode_previous_mark(
+    std::uint64_t id, const etcd::TxnResponse& claimed) const {
+  std::int64_t previous_mark = 0;
+  if (claimed.responses.size() == 2) {
+    if (const auto* range = std::get_if<etcd::RangeResponse>(&claimed.responses[1]);
+        range != nullptr && !range->kvs.empty()) {
+      auto decoded = decode_hwm(range->kvs.front().value);
+      if (!decoded) {
+        return Error{StorageErrc::kCorruption, "etcd worker lease: " + mark_key(id) +
+                                                   " does not decode: '" +
+                                                   range->kvs.front().value + "'"};
+      }
+      previous_mark = decoded->hwm_unix_ms;
+    }
+  }
+  return previous_mark;
+}
+
+std::int64_t EtcdWorkerLease::publish_claim(const WorkerClaim& c, std::int64_t t0,
+                                            std::chrono::steady_clock::time_point started) {
+  std::lock_guard lock(mutex_);
+  lease_id_ = c.lease_id;
+  create_revision_ = c.create_revision;
+  granted_ttl_ms_ = c.ttl_ms;
+  state_.held = true;
+  ++state_.generation;
+  state_.worker_id = c.id;
+  state_.renewed_at_unix_ms = t0;
+  state_.valid_until_unix_ms = t0 + c.ttl_ms - options_.margin_ms;
+  state_.not_before_unix_ms = c.previous_mark;
+  state_.issue_until_unix_ms = c.mark;
+  ++stats_.claims;
+  stats_.last_claim_us = micros_since(started);
+  return stats_.last_claim_us;
+}
+
+void EtcdWorkerLease::log_claim(const WorkerClaim& c, std::int64_t took_us) const {
+  log::info("etcd worker lease: claimed worker ID " + std::to_string(c.id) + " (" +
+                worker_key(c.id) + ", lease " + std::to_string(c.lease_id) + ", TTL " +
+                std::to_string(c.ttl_ms / 1000) + " s" +
+                (c.previous_mark > 0 ? ", previous mark " + format_utc_ms(c.previous_mark) : "") +
+                ") at " + client_.current_endpoint() + " in " + std::to_string(took_us / 1000) +
+                "." + std::to_string(took_us % 1000 / 100) + " ms",
+            {{"lease", c.lease_id}, {"worker_id", c.id}});
+}
+
 DetailedResult<void> EtcdWorkerLease::claim() {
   const auto started = steady::now();
   // Taken before the grant: etcd starts the TTL when it grants, so the window ends no later
@@ -78,27 +146,16 @@ DetailedResult<void> EtcdWorkerLease::claim() {
   const std::int64_t lease_id = grant->id;
   const std::int64_t ttl_ms = grant->ttl_s * 1000;
 
-  auto listed = client_.range(etcd::RangeRequest{
-      .key = options_.prefix, .range_end = etcd::prefix_end(options_.prefix), .keys_only = true});
-  if (!listed) {
+  auto taken = taken_worker_ids();
+  if (!taken) {
     revoke_quietly(lease_id);
-    return fail(listed.error());
-  }
-  std::set<std::uint64_t> taken;
-  for (const auto& kv : listed->kvs) {
-    const std::string_view rest = std::string_view(kv.key).substr(options_.prefix.size());
-    if (const auto id = parse_u64(rest)) taken.insert(*id);
+    return fail(taken.error());
   }
 
   const std::uint64_t max_id = (std::uint64_t{1} << options_.worker_bits) - 1;
   for (std::uint64_t id = 0; id <= max_id; ++id) {
-    if (taken.contains(id)) continue;
-    etcd::TxnRequest t;
-    t.compare.push_back(etcd::Compare::absent(worker_key(id)));
-    t.success.emplace_back(
-        etcd::PutRequest{.key = worker_key(id), .value = options_.owner, .lease = lease_id});
-    t.success.emplace_back(etcd::RangeRequest{.key = mark_key(id)});
-    auto r = client_.txn(t);
+    if (taken->contains(id)) continue;
+    auto r = claim_txn(id, lease_id);
     if (!r) {
       // The outcome is unknown: revoking the lease deletes the key if the put did land.
       revoke_quietly(lease_id);
@@ -106,22 +163,13 @@ DetailedResult<void> EtcdWorkerLease::claim() {
     }
     if (!r->succeeded) continue;  // another process claimed it since the listing
     const std::int64_t create_revision = r->header.revision;
-    std::int64_t previous_mark = 0;
-    if (r->responses.size() == 2) {
-      if (const auto* range = std::get_if<etcd::RangeResponse>(&r->responses[1]);
-          range != nullptr && !range->kvs.empty()) {
-        auto decoded = decode_hwm(range->kvs.front().value);
-        if (!decoded) {
-          revoke_quietly(lease_id);
-          return fail(Error{StorageErrc::kCorruption, "etcd worker lease: " + mark_key(id) +
-                                                          " does not decode: '" +
-                                                          range->kvs.front().value + "'"});
-        }
-        previous_mark = decoded->hwm_unix_ms;
-      }
+    auto previous_mark = decode_previous_mark(id, *r);
+    if (!previous_mark) {
+      revoke_quietly(lease_id);
+      return fail(previous_mark.error());
     }
     // IDs of this holder may carry times up to the new mark; the next holder waits past it.
-    const std::int64_t mark = std::max(previous_mark, clock_.now_unix_ms() + ttl_ms);
+    const std::int64_t mark = std::max(*previous_mark, clock_.now_unix_ms() + ttl_ms);
     auto written = write_mark(id, create_revision, mark);
     if (!written || !*written) {
       revoke_quietly(lease_id);
@@ -130,30 +178,14 @@ DetailedResult<void> EtcdWorkerLease::claim() {
                                                         worker_key(id) + " right after claiming"}
                       : written.error());
     }
-    std::int64_t took_us = 0;
-    {
-      std::lock_guard lock(mutex_);
-      lease_id_ = lease_id;
-      create_revision_ = create_revision;
-      granted_ttl_ms_ = ttl_ms;
-      state_.held = true;
-      ++state_.generation;
-      state_.worker_id = id;
-      state_.renewed_at_unix_ms = t0;
-      state_.valid_until_unix_ms = t0 + ttl_ms - options_.margin_ms;
-      state_.not_before_unix_ms = previous_mark;
-      state_.issue_until_unix_ms = mark;
-      ++stats_.claims;
-      stats_.last_claim_us = micros_since(started);
-      took_us = stats_.last_claim_us;
-    }
-    log::info("etcd worker lease: claimed worker ID " + std::to_string(id) + " (" + worker_key(id) +
-                  ", lease " + std::to_string(lease_id) + ", TTL " + std::to_string(grant->ttl_s) +
-                  " s" +
-                  (previous_mark > 0 ? ", previous mark " + format_utc_ms(previous_mark) : "") +
-                  ") at " + client_.current_endpoint() + " in " + std::to_string(took_us / 1000) +
-                  "." + std::to_string(took_us % 1000 / 100) + " ms",
-              {{"lease", lease_id}, {"worker_id", id}});
+    const WorkerClaim claimed{.id = id,
+                              .lease_id = lease_id,
+                              .ttl_ms = ttl_ms,
+                              .create_revision = create_revision,
+                              .previous_mark = *previous_mark,
+                              .mark = mark};
+    const std::int64_t took_us = publish_claim(claimed, t0, started);
+    log_claim(claimed, took_us);
     return {};
   }
   revoke_quietly(lease_id);

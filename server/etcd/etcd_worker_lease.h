@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -84,6 +85,30 @@ class EtcdWorkerLease final : public WorkerLease {
   [[nodiscard]] DetailedResult<bool> write_mark(std::uint64_t id, std::int64_t create_revision,
                                                 std::int64_t mark_unix_ms);
   void revoke_quietly(std::int64_t lease_id);
+
+  // A worker ID that claim() has won and marked, before it is published in state_.
+  struct WorkerClaim {
+    std::uint64_t id = 0;
+    std::int64_t lease_id = 0;
+    std::int64_t ttl_ms = 0;           // as etcd granted it
+    std::int64_t create_revision = 0;  // of the worker key: the fence of every mark write
+    std::int64_t previous_mark = 0;    // the ID's mark before this claim (0: none)
+    std::int64_t mark = 0;             // the mark written for this holder
+  };
+  // The worker IDs whose keys exist under the prefix now.
+  [[nodiscard]] DetailedResult<std::set<std::uint64_t>> taken_worker_ids();
+  // Puts the worker key of `id` with `lease_id` if it does not exist, and reads the ID's mark
+  // in the same revision.
+  [[nodiscard]] DetailedResult<etcd::TxnResponse> claim_txn(std::uint64_t id,
+                                                            std::int64_t lease_id);
+  // The mark that claim_txn read for `id` (0 when it has none); kCorruption if it does not decode.
+  [[nodiscard]] DetailedResult<std::int64_t> decode_previous_mark(
+      std::uint64_t id, const etcd::TxnResponse& claimed) const;
+  // Makes `c` the lease this object holds (state_, stats_); returns the claim's wall time in µs.
+  std::int64_t publish_claim(const WorkerClaim& c, std::int64_t t0,
+                             std::chrono::steady_clock::time_point started);
+  // Tells operators which ID was claimed, with which lease, TTL and previous mark, how fast.
+  void log_claim(const WorkerClaim& c, std::int64_t took_us) const;
 
   etcd::EtcdClient& client_;
   const EtcdWorkerLeaseOptions options_;

@@ -152,6 +152,43 @@ constexpr LimitRow kLimitRows[] = {
     {LimitErrc::kTooManyColumns, kErTooManyFields, "42000"},
 };
 
+struct ConnectionRow {
+  ConnectionErrc code;
+  std::uint16_t mysql_errno;
+  const char* sql_state;
+  std::string_view shape;  // `{}` is replaced by the next argument
+  bool close;              // the connection ends after it, as mysqld ends it
+};
+
+constexpr ConnectionRow kConnectionRows[] = {
+    {ConnectionErrc::kPacketTooLarge, kErNetPacketTooLarge, "08S01",
+     "Got a packet bigger than 'max_allowed_packet' bytes", true},
+    {ConnectionErrc::kPacketsOutOfOrder, kErNetPacketsOutOfOrder, "08S01",
+     "Got packets out of order", true},
+    {ConnectionErrc::kBadHandshake, kErHandshake, "08S01", "Bad handshake{}", true},
+    {ConnectionErrc::kTlsNotConfigured, kErHandshake, "08S01",
+     "SSL connection error: TLS is not configured (mysql.tls)", true},
+    {ConnectionErrc::kSecureTransportRequired, kErSecureTransportRequired, "HY000",
+     "Connections using insecure transport are prohibited while --require_secure_transport=ON.",
+     true},
+    {ConnectionErrc::kAccessDenied, kErAccessDenied, "28000", "Access denied for user '{}'@'{}'{}",
+     true},
+    {ConnectionErrc::kLoginsThrottled, kErAccountBlockedByFailedLogins, "HY000",
+     "Access denied for user '{}'@'{}': too many failed logins of this user from this address "
+     "are being answered; try again later",
+     true},
+    {ConnectionErrc::kUnknownCommand, kErUnknownComError, "08S01", "Unknown command", false},
+    {ConnectionErrc::kMalformedCommand, kErParse, "42000", "malformed {}", false},
+    {ConnectionErrc::kTooManyPreparedStatements, kErMaxPreparedStmtCount, "42000",
+     "Can't create more than max_prepared_stmt_count statements (current value: {})", false},
+    {ConnectionErrc::kTooManyPlaceholders, kErPsManyParam, "HY000",
+     "Prepared statement contains too many placeholders", false},
+    {ConnectionErrc::kUnknownStatementHandler, kErUnknownStmtHandler, "HY000",
+     "Unknown prepared statement handler{}", false},
+    {ConnectionErrc::kWrongExecuteArguments, kErWrongArguments, "HY000",
+     "Incorrect arguments to mysqld_stmt_execute", false},
+};
+
 }  // namespace
 
 ErrResult to_err(LimitErrc code, std::string message) {
@@ -159,6 +196,16 @@ ErrResult to_err(LimitErrc code, std::string message) {
     if (row.code == code) return ErrResult{row.mysql_errno, row.sql_state, std::move(message)};
   }
   return ErrResult{kErGeneral, "HY000", std::move(message)};
+}
+
+ConnectionError to_err(ConnectionErrc code, std::initializer_list<std::string_view> args) {
+  for (const auto& row : kConnectionRows) {
+    if (row.code == code) {
+      return ConnectionError{ErrResult{row.mysql_errno, row.sql_state, fill(row.shape, args)},
+                             row.close};
+    }
+  }
+  return ConnectionError{ErrResult{kErGeneral, "HY000", fill("{}", args)}, true};
 }
 
 ErrResult to_err(StatementErrc code, std::initializer_list<std::string_view> args) {

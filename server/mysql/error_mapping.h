@@ -50,6 +50,9 @@ inline constexpr std::uint16_t kErUnknownSystemVariable = 1193;
 inline constexpr std::uint16_t kErWrongValueForVar = 1231;
 inline constexpr std::uint16_t kErTooLongIdent = 1059;
 inline constexpr std::uint16_t kErTooManyFields = 1117;
+inline constexpr std::uint16_t kErHandshake = 1043;
+inline constexpr std::uint16_t kErNetPacketsOutOfOrder = 1156;
+inline constexpr std::uint16_t kErPsManyParam = 1390;
 
 /// mysqld's NAME_CHAR_LEN: the longest identifier, and the longest variable name a SET accepts.
 inline constexpr std::size_t kMaxIdentifierLength = 64;
@@ -96,6 +99,34 @@ enum class StatementErrc {
 
 [[nodiscard]] ErrResult to_err(StatementErrc code,
                                std::initializer_list<std::string_view> args = {});
+
+/// What the connection layer refuses (ServerConnection: framing, login, commands, prepared
+/// statements). Each is one row in error_mapping.cpp: (errno, SQLSTATE, message shape, whether
+/// the connection closes after it), worded as mysqld words it; the shape's `{}` are filled in
+/// order by the arguments of to_err().
+enum class ConnectionErrc {
+  kPacketTooLarge,             // a frame larger than max_allowed_packet
+  kPacketsOutOfOrder,          // a frame with another sequence id than the next one
+  kBadHandshake,               // {detail}: "" or ": why", a handshake that cannot go on
+  kTlsNotConfigured,           // an SSL request to a server without mysql.tls
+  kSecureTransportRequired,    // a login in clear with require_secure_transport
+  kAccessDenied,               // {user} {host} {why}: why is " (using password: YES)" or ": ..."
+  kLoginsThrottled,            // {user} {host}: too many failed logins being answered
+  kUnknownCommand,             // a command byte the server does not serve
+  kMalformedCommand,           // {command}: a command whose payload does not parse
+  kTooManyPreparedStatements,  // {max_prepared_stmt_count}
+  kTooManyPlaceholders,        // more than 65,535 parameters
+  kUnknownStatementHandler,    // {detail}: " (id) given to mysqld_stmt_execute", ...
+  kWrongExecuteArguments,      // parameters that do not decode
+};
+
+/// An ERR of the connection layer, and whether the connection closes after it.
+struct ConnectionError {
+  ErrResult err;
+  bool close = false;
+};
+[[nodiscard]] ConnectionError to_err(ConnectionErrc code,
+                                     std::initializer_list<std::string_view> args = {});
 
 /// The ERR for a charge `memory` refused (kConnectionMemory or kGlobalMemory, by `verdict`);
 /// ServerConnection closes the connection after sending it, as mysqld does.

@@ -144,48 +144,36 @@ struct Session {
   }
 };
 
-}  // namespace
-
-asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps) {
-  auto stream = std::make_shared<net::TimedSocket>(std::move(socket));
-  auto ex = co_await asio::this_coro::executor;
-  // The wait the auth throttle imposes before answering a login; cancelled on shutdown too.
-  auto throttle_timer = std::make_shared<asio::steady_timer>(ex);
+// Cancels the connection's socket and its throttle wait when the server stops, on the
+// session's executor (where both are used); a no-op once the session is gone.
+net::SessionRegistry::Cancel cancel_on_stop(const asio::any_io_executor& ex,
+                                            const std::shared_ptr<net::TimedSocket>& stream,
+                                            const std::shared_ptr<asio::steady_timer>& timer) {
   std::weak_ptr<net::TimedSocket> weak = stream;
-  std::weak_ptr<asio::steady_timer> weak_timer = throttle_timer;
-  net::SessionRegistration registration(deps.sessions, [weak, weak_timer, ex] {
+  std::weak_ptr<asio::steady_timer> weak_timer = timer;
+  return [weak, weak_timer, ex] {
     asio::post(ex, [weak, weak_timer] {
       if (auto s = weak.lock()) s->socket().cancel();
       if (auto t = weak_timer.lock()) t->cancel();
     });
-  });
-  if (!registration.admitted()) co_return;
-  if (deps.on_connection) deps.on_connection(true);
-  struct Closed {
-    MySqlDeps& deps;
-    ~Closed() {
-      if (deps.on_connection) deps.on_connection(false);
-    }
-  } closed{deps};
+  };
+}
 
-  boost::system::error_code ec;
-  const auto peer = stream->socket().remote_endpoint(ec);
-  const std::string host = ec ? "unknown" : peer.address().to_string();
+// The framed ERR that mysqld sends (ER_CON_COUNT_ERROR) in place of the greeting.
+std::string too_many_connections_frame() {
+  std::string out;
+  std::uint8_t seq = 0;
+  append_frame(
+      out, to_payload(ErrPacket{kErConCount, "08004", "Too many connections"}, kClientProtocol41),
+      seq);
+  return out;
+}
 
-  if (deps.sessions.count() > deps.max_connections) {
-    // mysqld sends ER_CON_COUNT_ERROR in place of the greeting.
-    std::string out;
-    std::uint8_t seq = 0;
-    append_frame(
-        out, to_payload(ErrPacket{kErConCount, "08004", "Too many connections"}, kClientProtocol41),
-        seq);
-    stream->expires_after(std::chrono::seconds(5));
-    co_await asio::async_write(*stream, asio::buffer(out), use_nothrow);
-    co_return;
-  }
-
+// The connection's hooks: deps.hooks, with logins from `host` admitted by the auth throttle
+// and failed ones throttled, logged and audited.
+ConnectionHooks login_hooks(MySqlDeps& deps, const std::string& host,
+                            const std::shared_ptr<LoginGate>& gate) {
   ConnectionHooks hooks = deps.hooks;
-  auto gate = std::make_shared<LoginGate>();
   if (deps.auth_throttle != nullptr) {
     hooks.admit_login = [&deps, host, gate](std::string_view user) {
       gate->slot = deps.auth_throttle->admit(host, user);
@@ -216,6 +204,39 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
       }
     };
   }
+  return hooks;
+}
+
+}  // namespace
+
+asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps) {
+  auto stream = std::make_shared<net::TimedSocket>(std::move(socket));
+  auto ex = co_await asio::this_coro::executor;
+  // The wait the auth throttle imposes before answering a login; cancelled on shutdown too.
+  auto throttle_timer = std::make_shared<asio::steady_timer>(ex);
+  net::SessionRegistration registration(deps.sessions, cancel_on_stop(ex, stream, throttle_timer));
+  if (!registration.admitted()) co_return;
+  if (deps.on_connection) deps.on_connection(true);
+  struct Closed {
+    MySqlDeps& deps;
+    ~Closed() {
+      if (deps.on_connection) deps.on_connection(false);
+    }
+  } closed{deps};
+
+  boost::system::error_code ec;
+  const auto peer = stream->socket().remote_endpoint(ec);
+  const std::string host = ec ? "unknown" : peer.address().to_string();
+
+  if (deps.sessions.count() > deps.max_connections) {
+    std::string out = too_many_connections_frame();
+    stream->expires_after(std::chrono::seconds(5));
+    co_await asio::async_write(*stream, asio::buffer(out), use_nothrow);
+    co_return;
+  }
+
+  auto gate = std::make_shared<LoginGate>();
+  ConnectionHooks hooks = login_hooks(deps, host, gate);
   // A run of many statements that yields looks at the socket: a client that left stops it.
   hooks.peer_gone = [fd = stream->lowest_layer().native_handle()] { return net::peer_closed(fd); };
   // The users as of this connection's start: a reload applies to the next connections.

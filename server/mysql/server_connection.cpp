@@ -165,12 +165,13 @@ void ServerConnection::append_err(std::string& out, std::uint16_t code, std::str
   append(out, to_payload(p, client_caps_ == 0 ? kClientProtocol41 : client_caps_));
 }
 
-ServerConnection::Output ServerConnection::error_output(std::uint16_t code, std::string_view state,
-                                                        std::string_view message, bool close) {
+ServerConnection::Output ServerConnection::error_output(
+    ConnectionErrc code, std::initializer_list<std::string_view> args) {
+  const auto e = to_err(code, args);
   Output o;
-  append_err(o.bytes, code, state, message);
-  o.close = close;
-  if (close) state_ = State::kClosed;
+  append_err(o.bytes, e.err.code, e.err.sql_state, e.err.message);
+  o.close = e.close;
+  if (e.close) state_ = State::kClosed;
   return o;
 }
 
@@ -232,10 +233,9 @@ bool ServerConnection::process_next(const Done& done) {
     // continues the client's numbering from the packet that broke the limit.
     seq_ = static_cast<std::uint8_t>(decoder_.error_sequence_id() + 1);
     if (frame.error() == ProtocolErrc::kPacketTooLarge) {
-      done(error_output(kErNetPacketTooLarge, "08S01",
-                        "Got a packet bigger than 'max_allowed_packet' bytes", true));
+      done(error_output(ConnectionErrc::kPacketTooLarge));
     } else {
-      done(error_output(1156, "08S01", "Got packets out of order", true));
+      done(error_output(ConnectionErrc::kPacketsOutOfOrder));
     }
     return true;
   }
@@ -257,7 +257,7 @@ bool ServerConnection::process_next(const Done& done) {
       break;
     case State::kAwaitTls:
       // The session feeds nothing between the SslRequest and the end of the TLS handshake.
-      done(error_output(1043, "08S01", "Bad handshake", true));
+      done(error_output(ConnectionErrc::kBadHandshake, {""}));
       break;
     case State::kCommand:
       handle_command(f.payload, done);
@@ -272,8 +272,7 @@ bool ServerConnection::process_next(const Done& done) {
 }
 
 void ServerConnection::handle_command(std::string_view payload, const Done& done) {
-  if (payload.empty())
-    return done(error_output(kErUnknownComError, "08S01", "Unknown command", false));
+  if (payload.empty()) return done(error_output(ConnectionErrc::kUnknownCommand));
   const auto command = static_cast<std::uint8_t>(payload[0]);
   switch (command) {
     case kComQuit:
@@ -286,7 +285,7 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
     }
     case kComInitDb: {
       auto init = decode_com_init_db(as_bytes(payload));
-      if (!init) return done(error_output(kErParse, "42000", "malformed COM_INIT_DB", false));
+      if (!init) return done(error_output(ConnectionErrc::kMalformedCommand, {"COM_INIT_DB"}));
       sql::Use use{init->schema};
       call(sql::Statement{use}, [this, done](QueryResult&& r) {
         Output o;
@@ -321,13 +320,13 @@ void ServerConnection::handle_command(std::string_view payload, const Done& done
     case kComStmtSendLongData:
       return send_long_data(payload, done);
     default:
-      return done(error_output(kErUnknownComError, "08S01", "Unknown command", false));
+      return done(error_output(ConnectionErrc::kUnknownCommand));
   }
 }
 
 void ServerConnection::query(std::string_view payload, const Done& done) {
   auto q = decode_com_query(as_bytes(payload));
-  if (!q) return done(error_output(kErParse, "42000", "malformed COM_QUERY", false));
+  if (!q) return done(error_output(ConnectionErrc::kMalformedCommand, {"COM_QUERY"}));
   std::vector<std::string_view> statements;
   if (q->query.find(';') == std::string::npos) {
     const std::string_view one = q->query;  // one statement: nothing to split
@@ -356,7 +355,7 @@ void ServerConnection::query(std::string_view payload, const Done& done) {
 void ServerConnection::set_option(std::string_view payload, const Done& done) {
   auto opt = decode_com_set_option(as_bytes(payload));
   if (!opt || opt->option > kMysqlOptionMultiStatementsOff) {
-    return done(error_output(kErUnknownComError, "08S01", "Unknown command", false));
+    return done(error_output(ConnectionErrc::kUnknownCommand));
   }
   multi_statements_ = opt->option == kMysqlOptionMultiStatementsOn;
   Output o;
@@ -371,19 +370,9 @@ void ServerConnection::set_option(std::string_view payload, const Done& done) {
 
 void ServerConnection::reset_connection(const Done& done) {
   executor_.end_session(session_);  // releases gapless numbers of the open transaction
-  SessionState fresh;
-  fresh.connection_id = session_.connection_id;
-  fresh.user = session_.user;
-  fresh.host = session_.host;
-  fresh.database = session_.database;
-  // The connection's own, not the session's: where engine answers resume, and its TLS.
-  fresh.handoff = session_.handoff;
-  fresh.tls_version = session_.tls_version;
-  fresh.tls_cipher = session_.tls_cipher;
   // A fresh account: assigning gives back everything the old one held, long data and
   // statement texts included.
-  fresh.memory = executor_.connection_memory();
-  session_ = std::move(fresh);
+  session_.reset_sql(executor_.connection_memory());
   statements_.clear();
   // The old account gave back the buffers' charges too: the new one takes them over.
   buffers_charged_ = 0;

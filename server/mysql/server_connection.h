@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "server/mysql/command_handler.h"
+#include "server/mysql/error_mapping.h"
 #include "server/mysql/login_policy.h"
 #include "server/mysql/protocol/auth.h"
 #include "server/mysql/protocol/column_definition.h"
@@ -188,8 +190,10 @@ class ServerConnection {
                   std::string_view message);
   void append_result(std::string& out, const QueryResult& result, bool binary,
                      std::uint16_t extra_status);
-  [[nodiscard]] Output error_output(std::uint16_t code, std::string_view state,
-                                    std::string_view message, bool close);
+  /// An ERR of the connection layer (error_mapping.h's rows); closes the connection when its
+  /// row says so.
+  [[nodiscard]] Output error_output(ConnectionErrc code,
+                                    std::initializer_list<std::string_view> args = {});
   [[nodiscard]] std::uint16_t status_flags() const;
   [[nodiscard]] std::vector<ColumnDefinition41> to_definitions(
       const std::vector<Column>& columns) const;

@@ -26,13 +26,11 @@ void ServerConnection::tls_started(std::string version, std::string cipher) {
 
 void ServerConnection::handle_handshake_response(std::string_view payload, const Done& done) {
   auto decoded = decode_handshake_response(as_bytes(payload));
-  if (!decoded) return done(error_output(1043, "08S01", "Bad handshake", true));
+  if (!decoded) return done(error_output(ConnectionErrc::kBadHandshake, {""}));
   if (const auto* ssl = std::get_if<SslRequest>(&*decoded)) {
     if (!login_.tls_available || secure()) {
-      return done(error_output(1043, "08S01",
-                               secure() ? "Bad handshake: a second SSL request"
-                                        : "SSL connection error: TLS is not configured (mysql.tls)",
-                               true));
+      return done(secure() ? error_output(ConnectionErrc::kBadHandshake, {": a second SSL request"})
+                           : error_output(ConnectionErrc::kTlsNotConfigured));
     }
     client_caps_ = ssl->capabilities & server_caps_;
     state_ = State::kAwaitTls;
@@ -42,14 +40,11 @@ void ServerConnection::handle_handshake_response(std::string_view payload, const
   }
   const auto& r = std::get<HandshakeResponse41>(*decoded);
   if ((r.capabilities & kClientProtocol41) == 0) {
-    return done(error_output(1043, "08S01", "Bad handshake: protocol 4.1 is required", true));
+    return done(error_output(ConnectionErrc::kBadHandshake, {": protocol 4.1 is required"}));
   }
   if (login_.require_secure_transport && !secure()) {
     // ER_SECURE_TRANSPORT_REQUIRED, in mysqld's words.
-    return done(error_output(kErSecureTransportRequired, "HY000",
-                             "Connections using insecure transport are prohibited while "
-                             "--require_secure_transport=ON.",
-                             true));
+    return done(error_output(ConnectionErrc::kSecureTransportRequired));
   }
   client_caps_ = r.capabilities & server_caps_;
   multi_statements_ = (client_caps_ & kClientMultiStatements) != 0;
@@ -63,12 +58,10 @@ void ServerConnection::handle_handshake_response(std::string_view payload, const
     if ((client_caps_ & kClientPluginAuth) == 0) {
       // No way to switch: the client computed a mysql_native_password token.
       if (hooks_.on_auth_failure) hooks_.on_auth_failure(pending_user_);
-      return done(error_output(kErAccessDenied, "28000",
-                               "Access denied for user '" + clip_for_message(pending_user_) +
-                                   "'@'" + session_.host + "' (the user's " +
-                                   std::string(plugin_name(wanted)) +
-                                   " needs a client with CLIENT_PLUGIN_AUTH)",
-                               true));
+      return done(error_output(ConnectionErrc::kAccessDenied,
+                               {clip_for_message(pending_user_), session_.host,
+                                " (the user's " + std::string(plugin_name(wanted)) +
+                                    " needs a client with CLIENT_PLUGIN_AUTH)"}));
     }
     // The user's own plugin decides (a client that tried another is switched, as by mysqld).
     Output o;
@@ -95,12 +88,8 @@ void ServerConnection::handle_auth_switch_response(std::string_view payload, con
 
 bool ServerConnection::admitted(const Done& done) {
   if (!hooks_.admit_login || hooks_.admit_login(pending_user_)) return true;
-  done(error_output(kErAccountBlockedByFailedLogins, "HY000",
-                    "Access denied for user '" + clip_for_message(pending_user_) + "'@'" +
-                        session_.host +
-                        "': too many failed logins of this user from this address are being "
-                        "answered; try again later",
-                    true));
+  done(error_output(ConnectionErrc::kLoginsThrottled,
+                    {clip_for_message(pending_user_), session_.host}));
   return false;
 }
 
@@ -137,12 +126,10 @@ void ServerConnection::check_full_auth(std::string_view payload, const Done& don
     // password, if that is what came, has crossed the network unprotected already; refusing it
     // keeps a misconfigured client from working that way.
     if (hooks_.on_auth_failure) hooks_.on_auth_failure(pending_user_);
-    return done(error_output(kErAccessDenied, "28000",
-                             "Access denied for user '" + clip_for_message(pending_user_) + "'@'" +
-                                 session_.host +
-                                 "': caching_sha2_password full authentication needs a TLS "
-                                 "connection (ticketd offers no RSA key exchange)",
-                             true));
+    return done(error_output(ConnectionErrc::kAccessDenied,
+                             {clip_for_message(pending_user_), session_.host,
+                              ": caching_sha2_password full authentication needs a TLS "
+                              "connection (ticketd offers no RSA key exchange)"}));
   }
   if (!admitted(done)) return;
   std::string_view password = payload;
@@ -154,11 +141,9 @@ void ServerConnection::check_full_auth(std::string_view payload, const Done& don
 void ServerConnection::finish_auth(bool ok, bool password_used, Output o, const Done& done) {
   if (!ok) {
     if (hooks_.on_auth_failure) hooks_.on_auth_failure(pending_user_);
-    return done(error_output(kErAccessDenied, "28000",
-                             "Access denied for user '" + clip_for_message(pending_user_) + "'@'" +
-                                 session_.host +
-                                 "' (using password: " + (password_used ? "YES" : "NO") + ")",
-                             true));
+    return done(error_output(ConnectionErrc::kAccessDenied,
+                             {clip_for_message(pending_user_), session_.host,
+                              password_used ? " (using password: YES)" : " (using password: NO)"}));
   }
   if (pending_database_ && !pending_database_->empty()) {
     if (*pending_database_ != executor_.settings().database &&

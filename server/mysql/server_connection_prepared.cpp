@@ -27,7 +27,7 @@ void ServerConnection::release_long_data(PreparedStatement& ps) {
 
 void ServerConnection::field_list(std::string_view payload, const Done& done) {
   auto f = decode_com_field_list(as_bytes(payload));
-  if (!f) return done(error_output(kErParse, "42000", "malformed COM_FIELD_LIST", false));
+  if (!f) return done(error_output(ConnectionErrc::kMalformedCommand, {"COM_FIELD_LIST"}));
   sql::ShowColumns show;
   show.table.name = f->table;
   call(sql::Statement{show}, [this, done, table = f->table](QueryResult&& r) {
@@ -60,13 +60,10 @@ void ServerConnection::field_list(std::string_view payload, const Done& done) {
 
 void ServerConnection::prepare(std::string_view payload, const Done& done) {
   auto p = decode_stmt_prepare(as_bytes(payload));
-  if (!p) return done(error_output(kErParse, "42000", "malformed COM_STMT_PREPARE", false));
+  if (!p) return done(error_output(ConnectionErrc::kMalformedCommand, {"COM_STMT_PREPARE"}));
   if (statements_.size() >= executor_.settings().max_prepared_stmt_count) {
-    return done(error_output(kErMaxPreparedStmtCount, "42000",
-                             "Can't create more than max_prepared_stmt_count statements "
-                             "(current value: " +
-                                 std::to_string(executor_.settings().max_prepared_stmt_count) + ")",
-                             false));
+    return done(error_output(ConnectionErrc::kTooManyPreparedStatements,
+                             {std::to_string(executor_.settings().max_prepared_stmt_count)}));
   }
   // The text stays until COM_STMT_CLOSE: it counts against the connection's memory budget,
   // checked before the work of recognizing it.
@@ -82,8 +79,7 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
   const auto n = sql::count_placeholders(ps.sql);
   if (n > 65535) {
     refund();
-    return done(
-        error_output(1390, "HY000", "Prepared statement contains too many placeholders", false));
+    return done(error_output(ConnectionErrc::kTooManyPlaceholders));
   }
   ps.num_params = static_cast<std::uint16_t>(n);
   ps.long_data.resize(ps.num_params);
@@ -129,7 +125,7 @@ void ServerConnection::prepare(std::string_view payload, const Done& done) {
 
 void ServerConnection::execute_prepared(std::string_view payload, const Done& done) {
   if (payload.size() < 5) {
-    return done(error_output(kErParse, "42000", "malformed COM_STMT_EXECUTE", false));
+    return done(error_output(ConnectionErrc::kMalformedCommand, {"COM_STMT_EXECUTE"}));
   }
   const std::uint32_t id = static_cast<std::uint8_t>(payload[1]) |
                            static_cast<std::uint32_t>(static_cast<std::uint8_t>(payload[2])) << 8 |
@@ -137,10 +133,8 @@ void ServerConnection::execute_prepared(std::string_view payload, const Done& do
                            static_cast<std::uint32_t>(static_cast<std::uint8_t>(payload[4])) << 24;
   auto it = statements_.find(id);
   if (it == statements_.end()) {
-    return done(error_output(kErUnknownStmtHandler, "HY000",
-                             "Unknown prepared statement handler (" + std::to_string(id) +
-                                 ") given to mysqld_stmt_execute",
-                             false));
+    return done(error_output(ConnectionErrc::kUnknownStatementHandler,
+                             {" (" + std::to_string(id) + ") given to mysqld_stmt_execute"}));
   }
   auto& ps = it->second;
   if (ps.long_data_error) {
@@ -151,8 +145,7 @@ void ServerConnection::execute_prepared(std::string_view payload, const Done& do
   }
   auto exec = decode_stmt_execute(as_bytes(payload), ps.num_params, ps.param_types, ps.long_data);
   if (!exec) {
-    return done(error_output(kErWrongArguments, "HY000",
-                             "Incorrect arguments to mysqld_stmt_execute", false));
+    return done(error_output(ConnectionErrc::kWrongExecuteArguments));
   }
   release_long_data(ps);  // long data is consumed by one execute
   if (ps.num_params == 0) {
@@ -183,9 +176,8 @@ void ServerConnection::reset_statement(std::string_view payload, const Done& don
   auto r = decode_stmt_reset(as_bytes(payload));
   auto it = r ? statements_.find(r->statement_id) : statements_.end();
   if (it == statements_.end()) {
-    return done(error_output(kErUnknownStmtHandler, "HY000",
-                             "Unknown prepared statement handler given to mysqld_stmt_reset",
-                             false));
+    return done(
+        error_output(ConnectionErrc::kUnknownStatementHandler, {" given to mysqld_stmt_reset"}));
   }
   release_long_data(it->second);
   it->second.long_data_error.reset();

@@ -8,7 +8,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "server/base/string_hash.h"
@@ -64,7 +66,6 @@ struct Warning {
   std::string message;
 };
 
-/// What one connection remembers between statements. Owned by the session; not shared.
 /// A statement text recognized once per connection, with the result columns its last execution
 /// described (filled by the executor when they depend on nothing but the text and the current
 /// database, i.e. no @@variable column).
@@ -77,11 +78,26 @@ struct ParsedStatement {
   mutable std::optional<Columns> columns;
 };
 
-struct SessionState {
+/// What a connection keeps for its whole life: who it is, its TLS, where the engine's answers
+/// resume, and its current database (which COM_RESET_CONNECTION keeps, as MySQL does).
+struct ConnectionState {
   std::uint32_t connection_id = 0;
   std::string user;
   std::string host;
-  std::string database;  // current database; empty when none selected
+  std::string database;     // current database; empty when none selected
+  std::string tls_version;  // e.g. "TLSv1.3"; empty outside TLS (Ssl_version)
+  std::string tls_cipher;   // Ssl_cipher
+  // Where the engine's answers to this connection's statements resume: every callback given to
+  // the engine is wrapped by handoff->resume(), so its work runs on the session's strand.
+  std::shared_ptr<net::Handoff> handoff = std::make_shared<net::Handoff>();
+};
+
+/// What the SQL session holds between statements, all of which COM_RESET_CONNECTION starts
+/// afresh (one assignment of a new SqlSessionState, with a new memory account).
+struct SqlSessionState {
+  SqlSessionState() = default;
+  explicit SqlSessionState(ConnectionMemory account) : memory(std::move(account)) {}
+
   bool autocommit = true;
   bool in_transaction = false;
   std::uint64_t last_insert_id = 0;
@@ -93,14 +109,9 @@ struct SessionState {
   std::vector<Warning> warnings;                      // of the previous statement
   std::vector<GaplessHold> gapless_holds;             // reserved in the open transaction
   std::uint64_t queries = 0;
-  std::string tls_version;  // e.g. "TLSv1.3"; empty outside TLS (Ssl_version)
-  std::string tls_cipher;   // Ssl_cipher
   // Recently recognized statement texts. Drivers send the same few texts over and over (the
   // Flickr recipe is two); recognizing them once per connection saves the lexer's work.
   StringMap<std::shared_ptr<const ParsedStatement>> parsed;
-  // Where the engine's answers to this connection's statements resume: every callback given to
-  // the engine is wrapped by handoff->resume(), so its work runs on the session's strand.
-  std::shared_ptr<net::Handoff> handoff = std::make_shared<net::Handoff>();
   // The running statement's completion while the executor times it (one statement at a time),
   // kept here so the timing wrapper captures two pointers and allocates nothing.
   struct TimedStatement {
@@ -108,6 +119,15 @@ struct SessionState {
     std::string_view kind;
     std::chrono::steady_clock::time_point start;
   } timed;
+};
+
+/// What one connection remembers between statements. Owned by the session; not shared.
+struct SessionState : ConnectionState, SqlSessionState {
+  /// COM_RESET_CONNECTION: the SQL session starts afresh on `account`; the connection's own
+  /// state stays.
+  void reset_sql(ConnectionMemory account) {
+    static_cast<SqlSessionState&>(*this) = SqlSessionState(std::move(account));
+  }
 };
 
 }  // namespace ticketd::mysql

@@ -92,118 +92,128 @@ void constant_rows(StatementCall& call, std::string_view kind, const sql::ShowFi
   call.done(std::move(r));
 }
 
-}  // namespace
-
-void run(const sql::SetStatement& st, StatementCall& call) {
-  auto& s = call.session;
-  const auto& settings = call.engine.settings;
-  auto& done = call.done;
-  // Evaluate and check every assignment before applying any, as mysqld's check phase, so a
-  // refused SET changes nothing.
-  std::vector<std::optional<std::string>> values(st.assignments.size());
+// What applying a SET's assignments adds to the session, as its check phase counts it.
+struct SetCost {
   std::uint64_t growth = 0;  // at most this many bytes more once applied
   std::size_t new_user = 0;
   std::size_t new_session = 0;
-  for (std::size_t i = 0; i < st.assignments.size(); ++i) {
-    const auto& a = st.assignments[i];
-    if (a.target == sql::AssignmentTarget::kNames ||
-        a.target == sql::AssignmentTarget::kCharacterSet) {
-      // Up to four character_set_* / collation_* entries, each a short name.
-      growth += 4 * (32 + (a.value ? a.value->text.size() : a.expr.size()) + a.collation.size());
-      continue;
-    }
-    if (a.target == sql::AssignmentTarget::kSystemVariable &&
-        (a.scope == sql::VariableScope::kGlobal || a.scope == sql::VariableScope::kPersist ||
-         a.scope == sql::VariableScope::kPersistOnly)) {
-      return done(to_err(StatementErrc::kGlobalVariableDenied));
-    }
-    // mysqld's limit: a longer name is refused before anything is kept (a megabyte-long name
-    // would be compared, and LIKE-matched by SHOW VARIABLES, at every lookup).
-    if (a.name.size() > kMaxIdentifierLength) {
-      return done(to_err(StatementErrc::kTooLongIdent, {clip_for_message(a.name)}));
-    }
-    sql::Evaluation v = evaluate(call, a);
-    if (auto e = evaluation_error(call, v, a)) return done(std::move(*e));
-    values[i] = std::move(v.value);
-    if (a.target == sql::AssignmentTarget::kUserVariable) {
-      if (values[i] && !s.user_variables.contains(a.name)) ++new_user;
-      if (values[i]) growth += a.name.size() + values[i]->size();
-      continue;
-    }
-    if (a.name == "auto_increment_increment" || a.name == "auto_increment_offset") {
-      const auto current = a.name == "auto_increment_increment" ? settings.auto_increment_increment
-                                                                : settings.auto_increment_offset;
-      if (values[i] != std::to_string(current)) {
-        return done(
-            to_err(StatementErrc::kSessionOverrideRefused, {a.name, std::to_string(current)}));
-      }
-    }
-    if (a.name == "autocommit") {
-      if (!values[i] || !parse_bool(*values[i])) {
-        return done(to_err(StatementErrc::kWrongValueForVariable,
-                           {"autocommit", clip_for_message(a.expr)}));
-      }
-      continue;
-    }
-    // Recorded so SELECT @@x reads it back; an expression we cannot evaluate is kept as
-    // written (drivers only read back what they set).
-    if (!values[i]) values[i] = a.expr;
-    if (!s.variables.contains(a.name)) ++new_session;
-    // transaction_isolation / tx_isolation are kept in two entries.
-    growth += 2 * (32 + a.name.size() + values[i]->size());
+};
+
+// Checks one assignment of a SET, keeping its value and adding what it costs; returns the ERR
+// that refuses the whole statement.
+std::optional<ErrResult> check_assignment(const StatementCall& call, const sql::Assignment& a,
+                                          std::optional<std::string>& value, SetCost& cost) {
+  const auto& s = call.session;
+  const auto& settings = call.engine.settings;
+  if (a.target == sql::AssignmentTarget::kNames ||
+      a.target == sql::AssignmentTarget::kCharacterSet) {
+    // Up to four character_set_* / collation_* entries, each a short name.
+    cost.growth += 4 * (32 + (a.value ? a.value->text.size() : a.expr.size()) + a.collation.size());
+    return std::nullopt;
   }
-  if (s.user_variables.size() + new_user > kMaxSessionVariables ||
-      s.variables.size() + new_session > kMaxSessionVariables) {
-    return done(
-        to_err(LimitErrc::kTooManyVariables, "Too many variables in one session: at most " +
-                                                 std::to_string(kMaxSessionVariables) +
-                                                 " user variables and as many session variables"));
+  if (a.target == sql::AssignmentTarget::kSystemVariable &&
+      (a.scope == sql::VariableScope::kGlobal || a.scope == sql::VariableScope::kPersist ||
+       a.scope == sql::VariableScope::kPersistOnly)) {
+    return to_err(StatementErrc::kGlobalVariableDenied);
   }
-  if (auto verdict = s.memory.try_charge(growth); verdict != ConnectionMemory::Verdict::kOk) {
-    return done(to_err(verdict, s.memory));
+  // mysqld's limit: a longer name is refused before anything is kept (a megabyte-long name
+  // would be compared, and LIKE-matched by SHOW VARIABLES, at every lookup).
+  if (a.name.size() > kMaxIdentifierLength) {
+    return to_err(StatementErrc::kTooLongIdent, {clip_for_message(a.name)});
   }
-  bool commit_on_autocommit = false;
-  for (std::size_t i = 0; i < st.assignments.size(); ++i) {
-    const auto& a = st.assignments[i];
-    switch (a.target) {
-      case sql::AssignmentTarget::kNames:
-      case sql::AssignmentTarget::kCharacterSet: {
-        auto cs = lower_ascii(a.value ? a.value->text : a.expr);
-        if (cs == "default") cs = "utf8mb4";
-        s.variables["character_set_client"] = cs;
-        s.variables["character_set_results"] = cs;
-        if (a.target == sql::AssignmentTarget::kNames) {
-          s.variables["character_set_connection"] = cs;
-          if (!a.collation.empty()) s.variables["collation_connection"] = lower_ascii(a.collation);
-        }
-        break;
-      }
-      case sql::AssignmentTarget::kUserVariable: {
-        if (values[i]) {
-          s.user_variables[a.name] = std::move(*values[i]);
-        } else {
-          s.user_variables.erase(a.name);
-        }
-        break;
-      }
-      case sql::AssignmentTarget::kSystemVariable: {
-        if (a.name == "autocommit") {
-          const bool on = *parse_bool(*values[i]);
-          if (on && s.in_transaction) commit_on_autocommit = true;  // as in MySQL
-          if (on) s.in_transaction = false;
-          s.autocommit = on;
-          break;
-        }
-        s.variables[a.name] = std::move(*values[i]);
-        if (a.name == "transaction_isolation" || a.name == "tx_isolation") {
-          s.variables["transaction_isolation"] = s.variables[a.name];
-          s.variables["tx_isolation"] = s.variables[a.name];
-        }
-        break;
-      }
+  sql::Evaluation v = evaluate(call, a);
+  if (auto e = evaluation_error(call, v, a)) return e;
+  value = std::move(v.value);
+  if (a.target == sql::AssignmentTarget::kUserVariable) {
+    if (value && !s.user_variables.contains(a.name)) ++cost.new_user;
+    if (value) cost.growth += a.name.size() + value->size();
+    return std::nullopt;
+  }
+  if (a.name == "auto_increment_increment" || a.name == "auto_increment_offset") {
+    const auto current = a.name == "auto_increment_increment" ? settings.auto_increment_increment
+                                                              : settings.auto_increment_offset;
+    if (value != std::to_string(current)) {
+      return to_err(StatementErrc::kSessionOverrideRefused, {a.name, std::to_string(current)});
     }
   }
-  // `growth` was an upper bound: keep charged exactly what the variables now hold.
+  if (a.name == "autocommit") {
+    if (!value || !parse_bool(*value)) {
+      return to_err(StatementErrc::kWrongValueForVariable,
+                    {"autocommit", clip_for_message(a.expr)});
+    }
+    return std::nullopt;
+  }
+  // Recorded so SELECT @@x reads it back; an expression we cannot evaluate is kept as
+  // written (drivers only read back what they set).
+  if (!value) value = a.expr;
+  if (!s.variables.contains(a.name)) ++cost.new_session;
+  // transaction_isolation / tx_isolation are kept in two entries.
+  cost.growth += 2 * (32 + a.name.size() + value->size());
+  return std::nullopt;
+}
+
+// Refuses a SET that would pass the session's variable count or memory budget; otherwise
+// charges its upper bound to the connection's memory.
+std::optional<ErrResult> charge_set_cost(SessionState& s, const SetCost& cost) {
+  if (s.user_variables.size() + cost.new_user > kMaxSessionVariables ||
+      s.variables.size() + cost.new_session > kMaxSessionVariables) {
+    return to_err(LimitErrc::kTooManyVariables,
+                  "Too many variables in one session: at most " +
+                      std::to_string(kMaxSessionVariables) +
+                      " user variables and as many session variables");
+  }
+  if (auto verdict = s.memory.try_charge(cost.growth); verdict != ConnectionMemory::Verdict::kOk) {
+    return to_err(verdict, s.memory);
+  }
+  return std::nullopt;
+}
+
+// Applies one checked assignment of a SET; true when it is an autocommit=1 that ends an open
+// transaction, which MySQL commits.
+bool apply_assignment(SessionState& s, const sql::Assignment& a,
+                      std::optional<std::string>& value) {
+  switch (a.target) {
+    case sql::AssignmentTarget::kNames:
+    case sql::AssignmentTarget::kCharacterSet: {
+      auto cs = lower_ascii(a.value ? a.value->text : a.expr);
+      if (cs == "default") cs = "utf8mb4";
+      s.variables["character_set_client"] = cs;
+      s.variables["character_set_results"] = cs;
+      if (a.target == sql::AssignmentTarget::kNames) {
+        s.variables["character_set_connection"] = cs;
+        if (!a.collation.empty()) s.variables["collation_connection"] = lower_ascii(a.collation);
+      }
+      break;
+    }
+    case sql::AssignmentTarget::kUserVariable: {
+      if (value) {
+        s.user_variables[a.name] = std::move(*value);
+      } else {
+        s.user_variables.erase(a.name);
+      }
+      break;
+    }
+    case sql::AssignmentTarget::kSystemVariable: {
+      if (a.name == "autocommit") {
+        const bool on = *parse_bool(*value);
+        const bool commit = on && s.in_transaction;  // as in MySQL
+        if (on) s.in_transaction = false;
+        s.autocommit = on;
+        return commit;
+      }
+      s.variables[a.name] = std::move(*value);
+      if (a.name == "transaction_isolation" || a.name == "tx_isolation") {
+        s.variables["transaction_isolation"] = s.variables[a.name];
+        s.variables["tx_isolation"] = s.variables[a.name];
+      }
+      break;
+    }
+  }
+  return false;
+}
+
+// `growth` was an upper bound: keep charged exactly what the variables now hold.
+void settle_variable_bytes(SessionState& s, std::uint64_t growth) {
   const std::uint64_t now = count_variable_bytes(s);
   const std::uint64_t charged = s.variable_bytes + growth;
   if (now <= charged) {
@@ -212,8 +222,29 @@ void run(const sql::SetStatement& st, StatementCall& call) {
     (void)s.memory.try_charge(now - charged);  // never: growth bounds every assignment
   }
   s.variable_bytes = now;
+}
+
+}  // namespace
+
+void run(const sql::SetStatement& st, StatementCall& call) {
+  auto& s = call.session;
+  // Evaluate and check every assignment before applying any, as mysqld's check phase, so a
+  // refused SET changes nothing.
+  std::vector<std::optional<std::string>> values(st.assignments.size());
+  SetCost cost;
+  for (std::size_t i = 0; i < st.assignments.size(); ++i) {
+    if (auto e = check_assignment(call, st.assignments[i], values[i], cost)) {
+      return call.done(std::move(*e));
+    }
+  }
+  if (auto e = charge_set_cost(s, cost)) return call.done(std::move(*e));
+  bool commit_on_autocommit = false;
+  for (std::size_t i = 0; i < st.assignments.size(); ++i) {
+    if (apply_assignment(s, st.assignments[i], values[i])) commit_on_autocommit = true;
+  }
+  settle_variable_bytes(s, cost.growth);
   if (commit_on_autocommit && !s.gapless_holds.empty()) return end_transaction(call, true, false);
-  done(OkResult{});
+  call.done(OkResult{});
 }
 
 void run(const sql::SetTransaction&, StatementCall& call) { call.done(OkResult{}); }

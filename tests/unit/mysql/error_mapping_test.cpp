@@ -179,6 +179,102 @@ TEST(MySqlErrorMapping, EveryFrontEndLimitHasARow) {
   }
 }
 
+// The connection layer's refusals: mysqld's numbers, states and words, and whether the
+// connection ends after them (a login or framing error does; a bad command does not).
+TEST(MySqlErrorMapping, EveryConnectionErrorHasARowItsShapeAndWhetherItCloses) {
+  struct Case {
+    ConnectionErrc code;
+    std::vector<std::string_view> args;
+    std::uint16_t mysql_errno;
+    const char* state;
+    std::string_view message;
+    bool close;
+  };
+  const Case cases[] = {
+      {ConnectionErrc::kPacketTooLarge,
+       {},
+       1153,
+       "08S01",
+       "Got a packet bigger than 'max_allowed_packet' bytes",
+       true},
+      {ConnectionErrc::kPacketsOutOfOrder, {}, 1156, "08S01", "Got packets out of order", true},
+      {ConnectionErrc::kBadHandshake, {""}, 1043, "08S01", "Bad handshake", true},
+      {ConnectionErrc::kBadHandshake,
+       {": protocol 4.1 is required"},
+       1043,
+       "08S01",
+       "Bad handshake: protocol 4.1 is required",
+       true},
+      {ConnectionErrc::kTlsNotConfigured,
+       {},
+       1043,
+       "08S01",
+       "SSL connection error: TLS is not configured (mysql.tls)",
+       true},
+      {ConnectionErrc::kSecureTransportRequired,
+       {},
+       3159,
+       "HY000",
+       "Connections using insecure transport are prohibited while --require_secure_transport=ON.",
+       true},
+      {ConnectionErrc::kAccessDenied,
+       {"u", "127.0.0.1", " (using password: YES)"},
+       1045,
+       "28000",
+       "Access denied for user 'u'@'127.0.0.1' (using password: YES)",
+       true},
+      {ConnectionErrc::kLoginsThrottled,
+       {"u", "h"},
+       3955,
+       "HY000",
+       "Access denied for user 'u'@'h': too many failed logins of this user from this address "
+       "are being answered; try again later",
+       true},
+      {ConnectionErrc::kUnknownCommand, {}, 1047, "08S01", "Unknown command", false},
+      {ConnectionErrc::kMalformedCommand,
+       {"COM_QUERY"},
+       1064,
+       "42000",
+       "malformed COM_QUERY",
+       false},
+      {ConnectionErrc::kTooManyPreparedStatements,
+       {"16382"},
+       1461,
+       "42000",
+       "Can't create more than max_prepared_stmt_count statements (current value: 16382)",
+       false},
+      {ConnectionErrc::kTooManyPlaceholders,
+       {},
+       1390,
+       "HY000",
+       "Prepared statement contains too many placeholders",
+       false},
+      {ConnectionErrc::kUnknownStatementHandler,
+       {" (7) given to mysqld_stmt_execute"},
+       1243,
+       "HY000",
+       "Unknown prepared statement handler (7) given to mysqld_stmt_execute",
+       false},
+      {ConnectionErrc::kWrongExecuteArguments,
+       {},
+       1210,
+       "HY000",
+       "Incorrect arguments to mysqld_stmt_execute",
+       false},
+  };
+  for (const auto& c : cases) {
+    std::initializer_list<std::string_view> none{};
+    const auto e = c.args.empty()       ? to_err(c.code, none)
+                   : c.args.size() == 1 ? to_err(c.code, {c.args[0]})
+                   : c.args.size() == 2 ? to_err(c.code, {c.args[0], c.args[1]})
+                                        : to_err(c.code, {c.args[0], c.args[1], c.args[2]});
+    EXPECT_EQ(e.err.code, c.mysql_errno) << c.message;
+    EXPECT_EQ(e.err.sql_state, c.state) << c.message;
+    EXPECT_EQ(e.err.message, c.message);
+    EXPECT_EQ(e.close, c.close) << c.message;
+  }
+}
+
 TEST(MySqlErrorMapping, MemoryVerdictsNameTheLimitAndTheUse) {
   MemoryBudget global(1000);
   ConnectionMemory memory(600, &global);
