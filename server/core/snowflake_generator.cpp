@@ -94,19 +94,10 @@ SnowflakeGenerator::SnowflakeGenerator(Private, SnowflakeOptions options, GroupC
       max_sequence_(options_.layout.max_sequence()),
       max_tick_(static_cast<std::int64_t>(options_.layout.max_ticks())) {}
 
-DetailedResult<std::shared_ptr<SnowflakeGenerator>> SnowflakeGenerator::open(
-    SnowflakeOptions options, CounterStore& store, GroupCommitter& committer, const Clock& clock) {
-  const std::int64_t now = clock.now_unix_ms();
-  WorkerLeaseState lease;
-  if (options.lease) {
-    lease = options.lease->state();
-    if (!lease.held) {
-      return Error{SnowflakeErrc::kWorkerLeaseLost,
-                   "snowflake '" + options.name + "': no worker ID lease is held"};
-    }
-    options.worker_id = lease.worker_id;
-    options.not_before_unix_ms = std::max(options.not_before_unix_ms, lease.not_before_unix_ms);
-  }
+namespace {
+
+// Every problem of `options` (leased worker ID applied) as one kInvalidArgument, or nullopt.
+std::optional<Error> invalid_options(const SnowflakeOptions& options, std::int64_t now) {
   std::vector<LayoutProblem> problems = options.layout.validate(now, options.worker_id);
   if (options.name.empty() || options.name.find('/') != std::string::npos) {
     problems.push_back({"name", "the name must be non-empty and contain no '/'"});
@@ -122,16 +113,19 @@ DetailedResult<std::shared_ptr<SnowflakeGenerator>> SnowflakeGenerator::open(
   if (options.hwm_retry_ms < 1 || options.hwm_failure_backoff_ms < 0) {
     problems.push_back({"hwm_retry_ms", "hwm_retry_ms must be >= 1 and the backoff >= 0"});
   }
-  if (!problems.empty()) {
-    std::string message = "snowflake '" + options.name + "':";
-    for (const auto& p : problems) {
-      message += p.field.empty() ? " " : " " + p.field + ": ";
-      message += p.message + ";";
-    }
-    message.pop_back();
-    return Error{TicketErrc::kInvalidArgument, std::move(message)};
+  if (problems.empty()) return std::nullopt;
+  std::string message = "snowflake '" + options.name + "':";
+  for (const auto& p : problems) {
+    message += p.field.empty() ? " " : " " + p.field + ": ";
+    message += p.message + ";";
   }
+  message.pop_back();
+  return Error{TicketErrc::kInvalidArgument, std::move(message)};
+}
 
+// The high-water mark a new generator resumes above (stored, or the worker ID's not-before).
+DetailedResult<std::optional<SnowflakeHwmRecord>> resume_mark(CounterStore& store,
+                                                              const SnowflakeOptions& options) {
   auto stored = store.get(snowflake_hwm_key(options.name));
   if (!stored) return stored.error();
   std::optional<SnowflakeHwmRecord> previous;
@@ -149,6 +143,28 @@ DetailedResult<std::shared_ptr<SnowflakeGenerator>> SnowflakeGenerator::open(
     previous = SnowflakeHwmRecord{options.not_before_unix_ms,
                                   options.not_before_unix_ms - options.hwm_margin_ms};
   }
+  return previous;
+}
+
+}  // namespace
+
+DetailedResult<std::shared_ptr<SnowflakeGenerator>> SnowflakeGenerator::open(
+    SnowflakeOptions options, CounterStore& store, GroupCommitter& committer, const Clock& clock) {
+  const std::int64_t now = clock.now_unix_ms();
+  WorkerLeaseState lease;
+  if (options.lease) {
+    lease = options.lease->state();
+    if (!lease.held) {
+      return Error{SnowflakeErrc::kWorkerLeaseLost,
+                   "snowflake '" + options.name + "': no worker ID lease is held"};
+    }
+    options.worker_id = lease.worker_id;
+    options.not_before_unix_ms = std::max(options.not_before_unix_ms, lease.not_before_unix_ms);
+  }
+  if (auto invalid = invalid_options(options, now)) return std::move(*invalid);
+  auto mark = resume_mark(store, options);
+  if (!mark) return mark.error();
+  const std::optional<SnowflakeHwmRecord> previous = *mark;
 
   auto g = std::make_shared<SnowflakeGenerator>(Private{}, std::move(options), committer, clock);
   const SnowflakeLayout& layout = g->options_.layout;

@@ -164,6 +164,9 @@ class TicketService {
   /// kWrongKind for a fence or restride of another kind, or unknown(name).
   [[nodiscard]] Error not_restridable(std::string_view name) const;
   void create_ticket(const SequenceSpec& spec, CreateOptions options, DoneCallback done);
+  /// Under mutex_: the ceiling a new ticket sequence starts above, or why it cannot start.
+  [[nodiscard]] DetailedResult<std::uint64_t> ticket_ceiling_locked(const SequenceSpec& spec,
+                                                                    CreateOptions options) const;
   /// Gapless, Snowflake and UUIDv7: runs on the background thread.
   [[nodiscard]] DetailedResult<void> create_other(SequenceDefinition definition, bool force);
   [[nodiscard]] DetailedResult<SequenceHandle> open_definition(

@@ -192,7 +192,7 @@ DetailedResult<void> TicketService::create_other(SequenceDefinition d, bool forc
 
 void TicketService::create_ticket(const SequenceSpec& spec, CreateOptions options,
                                   DoneCallback done) {
-  std::uint64_t ceiling = spec.start - 1;
+  std::uint64_t ceiling = 0;
   {
     std::unique_lock lock(mutex_);
     if (sequences_.contains(spec.name)) {  // created meanwhile
@@ -209,48 +209,14 @@ void TicketService::create_ticket(const SequenceSpec& spec, CreateOptions option
       done(*busy);
       return;
     }
-    if (auto t = tombstones_.find(spec.name); t == tombstones_.end()) {
-      if (restore_floor_ && !options.force && !floor_waived(spec.name)) {
-        // The name may have lived after the backup this store was restored from.
-        const std::uint64_t skip = restore_floor_skip(*restore_floor_, spec);
-        const u128 above = align_up(u128{spec.start} - 1 + u128{skip} * spec.increment,
-                                    spec.increment, spec.offset);
-        if (above >= spec.max_value) {
-          ddl_in_flight_.erase(spec.name);
-          lock.unlock();
-          done(Error{TicketErrc::kInvalidArgument,
-                     "sequence '" + spec.name +
-                         "' is not in the backup this store was restored "
-                         "from: it may have issued up to " +
-                         std::to_string(skip) +
-                         " values since (its max_rate over the time the backup did not see), which "
-                         "do not fit below its max_value " +
-                         std::to_string(spec.max_value) +
-                         "; if it never existed after that backup, start ticketd with "
-                         "--force-not-in-backup " +
-                         spec.name + " and create it again"});
-          return;
-        }
-        ceiling = static_cast<std::uint64_t>(above);
-        log::info("sequence '" + spec.name +
-                      "': not in the backup this store was restored "
-                      "from; created above " +
-                      std::to_string(ceiling) + " (" + std::to_string(skip) +
-                      " values at its max_rate)",
-                  {{"sequence", spec.name}});
-      }
-    } else {
-      if (options.force) {
-        audit("sequence_force_created", spec.name,
-              "sequence '" + spec.name + "': forced re-create ignores the tombstone ceiling " +
-                  std::to_string(t->second) + "; values at or below it may be issued again");
-      } else if (t->second > ceiling) {
-        log::info("sequence '" + spec.name + "': re-created above its tombstone ceiling " +
-                      std::to_string(t->second),
-                  {{"sequence", spec.name}});
-        ceiling = t->second;
-      }
+    auto resumes_above = ticket_ceiling_locked(spec, options);
+    if (!resumes_above) {
+      ddl_in_flight_.erase(spec.name);
+      lock.unlock();
+      done(resumes_above.error());
+      return;
     }
+    ceiling = *resumes_above;
   }
   SequenceRecord record{spec, ceiling};
   std::vector<Mutation> mutations;
@@ -275,6 +241,51 @@ void TicketService::create_ticket(const SequenceSpec& spec, CreateOptions option
                       }
                       done(r);
                     });
+}
+
+DetailedResult<std::uint64_t> TicketService::ticket_ceiling_locked(const SequenceSpec& spec,
+                                                                   CreateOptions options) const {
+  std::uint64_t ceiling = spec.start - 1;
+  if (auto t = tombstones_.find(spec.name); t == tombstones_.end()) {
+    if (restore_floor_ && !options.force && !floor_waived(spec.name)) {
+      // The name may have lived after the backup this store was restored from.
+      const std::uint64_t skip = restore_floor_skip(*restore_floor_, spec);
+      const u128 above =
+          align_up(u128{spec.start} - 1 + u128{skip} * spec.increment, spec.increment, spec.offset);
+      if (above >= spec.max_value) {
+        return Error{TicketErrc::kInvalidArgument,
+                     "sequence '" + spec.name +
+                         "' is not in the backup this store was restored "
+                         "from: it may have issued up to " +
+                         std::to_string(skip) +
+                         " values since (its max_rate over the time the backup did not see), which "
+                         "do not fit below its max_value " +
+                         std::to_string(spec.max_value) +
+                         "; if it never existed after that backup, start ticketd with "
+                         "--force-not-in-backup " +
+                         spec.name + " and create it again"};
+      }
+      ceiling = static_cast<std::uint64_t>(above);
+      log::info("sequence '" + spec.name +
+                    "': not in the backup this store was restored "
+                    "from; created above " +
+                    std::to_string(ceiling) + " (" + std::to_string(skip) +
+                    " values at its max_rate)",
+                {{"sequence", spec.name}});
+    }
+  } else {
+    if (options.force) {
+      audit("sequence_force_created", spec.name,
+            "sequence '" + spec.name + "': forced re-create ignores the tombstone ceiling " +
+                std::to_string(t->second) + "; values at or below it may be issued again");
+    } else if (t->second > ceiling) {
+      log::info("sequence '" + spec.name + "': re-created above its tombstone ceiling " +
+                    std::to_string(t->second),
+                {{"sequence", spec.name}});
+      ceiling = t->second;
+    }
+  }
+  return ceiling;
 }
 
 void TicketService::drop(std::string_view name, DoneCallback done) {

@@ -183,6 +183,164 @@ asio::awaitable<void> linger_and_close(net::TimedSocket& stream) {
   stream.close();
 }
 
+// The current request's line, kept for the audit event and log line of a refused token.
+struct RequestLine {
+  // Copies `req`'s request line into the kept strings, reusing their capacity.
+  void assign(const Request& req) {
+    presented_token = req.count(bhttp::field::authorization) != 0;
+    method.assign(req.method_string());
+    target.assign(req.target());
+  }
+
+  std::string method;
+  std::string target;
+  bool presented_token = false;
+};
+
+using Completer = decltype(std::declval<net::PendingResult<Response>&>().start());
+
+// What one connection keeps and reuses from one request to the next (in the coroutine frame).
+struct RequestLoopState {
+  explicit RequestLoopState(const asio::any_io_executor& ex)
+      : pending(std::make_shared<net::PendingResult<Response>>(ex)),
+        handoff(std::make_shared<net::Handoff>(
+            [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); })) {}
+
+  // Hands the parsed request to handle_request and returns the wait for its answer.
+  asio::awaitable<Response> answer(const HttpDeps& deps, RequestParser& parser) {
+    // The response is built on the session's strand (the handoff); an inline answer is used
+    // at once, a late one resumes the session on its own executor (PendingResult).
+    // `done` refers to the completer kept here: small enough for std::function to hold
+    // without a heap block, and alive until the answer, which the session waits for.
+    completer.emplace(pending->start());
+    handle_request(
+        deps, parser.release(), [&current = completer](Response r) { (*current)(std::move(r)); },
+        handoff, &body_buffer);
+    return pending->wait();
+  }
+
+  beast::flat_buffer buffer;
+  std::shared_ptr<net::PendingResult<Response>> pending;
+  std::optional<Completer> completer;  // the current request's
+  std::shared_ptr<net::Handoff> handoff;
+  // Kept per connection and reused: the response's bytes, and the request line for the log
+  // line of a refused token (made only then).
+  std::string wire;
+  std::string body_buffer;  // lent to the answer's body (handle_request), taken back after
+  RequestLine line;
+  // Every request's header fields come from here and go back here (a pool: the blocks a
+  // request frees serve the next one). It outlives the session while any block
+  // is out (a response a torn-down io_context still holds).
+  const FieldsPool::Owner fields_pool = FieldsPool::make_owned();
+  const FieldsAllocator<char> fields_allocator{fields_pool.get()};
+};
+
+// The 400 for a request whose header was read but must not be served, or nullopt.
+std::optional<std::pair<HttpErrc, std::string>> header_refusal(const beast::error_code& ec,
+                                                               const RequestParser& parser) {
+  if (ec) return std::nullopt;
+  if (auto problem = transfer_encoding_problem(parser.get())) {
+    return std::pair{HttpErrc::kMalformed, std::move(*problem)};
+  }
+  return std::nullopt;
+}
+
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+// Whether the client waits for kContinue before it sends the body it announced.
+bool expects_continue(const RequestParser& parser) {
+  // curl and others wait for this before sending a large body.
+  return !parser.is_done() && beast::iequals(parser.get()[bhttp::field::expect], "100-continue");
+}
+
+// Counts a refusal the connection cannot continue after and serializes it into `wire`.
+void serialize_refusal(HttpDeps& deps, const std::pair<HttpErrc, std::string>& answer,
+                       std::string& wire) {
+  deps.metrics.error("http", map_error(answer.first).code);
+  error_response(answer.first, answer.second).serialize(wire);
+}
+
+// Takes the auth throttle's slot for a request; false, with the 429 in `wire`, if refused.
+bool admitted_by_throttle(HttpDeps& deps, const std::string& peer, AuthThrottle::Slot& slot,
+                          std::string& wire) {
+  // The auth throttle (a token has no user: the pair is the address alone). While this
+  // address's bad tokens are being answered slowly, a further request is refused unchecked.
+  if (deps.auth_throttle == nullptr) return true;
+  slot = deps.auth_throttle->admit(peer, {});
+  if (slot.admitted()) return true;
+  deps.metrics.error("http", map_error(HttpErrc::kTooManyAuthFailures).code);
+  Response busy = error_response(HttpErrc::kTooManyAuthFailures,
+                                 "requests with a bad bearer token from this address are "
+                                 "being answered slowly; try again later");
+  busy.set(bhttp::field::retry_after, "1");
+  busy.serialize(wire);
+  return false;
+}
+
+// Writes a refusal, then closes the connection lingering so that the client can read it.
+template <class Stream>
+asio::awaitable<void> refuse_and_close(Stream& io, net::TimedSocket& tcp, const std::string& wire,
+                                       std::chrono::milliseconds write_timeout) {
+  tcp.expires_after(write_timeout);
+  auto [wec, wn] = co_await asio::async_write(io, asio::buffer(wire), use_nothrow);
+  if (!wec) co_await linger_and_close(tcp);
+}
+
+// Audits a refused bearer token and counts it with the auth throttle; nullopt otherwise.
+std::optional<AuthThrottle::Failure> record_refused_token(HttpDeps& deps, const Response& res,
+                                                          AuthThrottle::Slot& slot,
+                                                          const RequestLine& line,
+                                                          const std::string& peer) {
+  if (res.result() != bhttp::status::unauthorized) return std::nullopt;
+  if (deps.audit) {
+    // The request line (never the Authorization header) says what was refused.
+    const std::string_view refused_target = std::string_view(line.target).substr(0, 128);
+    deps.audit("token_refused",
+               "http " + line.method + " " + printable(line.target, 128) +
+                   (line.presented_token ? " (wrong bearer token)" : " (no bearer token)") +
+                   " from " + peer,
+               {{"client", peer}, {"method", line.method}, {"target", refused_target}});
+  }
+  if (deps.auth_throttle == nullptr) return std::nullopt;
+  return deps.auth_throttle->record_failure(slot);
+}
+
+// Logs a refused bearer token that the auth throttle's rate limit lets through.
+void warn_refused_token(const RequestLine& line, const std::string& peer,
+                        const AuthThrottle::Failure& f) {
+  const std::string_view refused_target = std::string_view(line.target).substr(0, 128);
+  log::warn(
+      failure_line("http authorization",
+                   line.method + " " + printable(line.target, 128) +
+                       (line.presented_token ? " (wrong bearer token)" : " (no bearer token)"),
+                   peer, f),
+      {{"client", peer}, {"method", line.method}, {"target", refused_target}});
+}
+
+// Serializes the answer into `wire` and keeps its body's buffer for the next answers.
+void serialize_answer(Response& res, std::string& wire, std::string& body_buffer) {
+  res.serialize(wire);
+  if (res.body().capacity() > body_buffer.capacity() &&
+      res.body().capacity() <= kKeptBodyCapacity) {
+    body_buffer = std::move(res.body());
+  }
+}
+
+// Whether the connection ends after an answer's write: a write error, or no keep-alive.
+bool ends_after_answer(const beast::error_code& write_error, const Response& res,
+                       net::TimedSocket& tcp, const std::string& peer) {
+  if (write_error) {
+    log::debug("http session ended while writing: " + write_error.message(), {{"client", peer}});
+    return true;
+  }
+  if (!res.keep_alive()) {
+    beast::error_code ignored;
+    tcp.socket().shutdown(net::tcp::socket::shutdown_send, ignored);
+    return true;
+  }
+  return false;
+}
+
 // The request loop, on the TCP stream or on TLS over it (`tcp` is the lowest layer either way:
 // deadlines, half-close and close act on it).
 template <class Stream>
@@ -190,66 +348,43 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
                                      asio::steady_timer& throttle_timer, const std::string& peer) {
   const auto ex = co_await asio::this_coro::executor;
   const HttpOptions& o = deps.options;
-  beast::flat_buffer buffer;
-  auto pending = std::make_shared<net::PendingResult<Response>>(ex);
-  std::optional<decltype(pending->start())> completer;  // the current request's
-  auto handoff = std::make_shared<net::Handoff>(
-      [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); });
-  // Kept per connection and reused: the response's bytes, and the request's method and target
-  // for the log line of a refused token (made only then).
-  std::string wire;
-  std::string body_buffer;  // lent to the answer's body (handle_request), taken back after
-  std::string method;
-  std::string target;
-  // Every request's header fields come from here and go back here (a pool: the blocks a
-  // request frees serve the next one). It outlives the session while any block
-  // is out (a response a torn-down io_context still holds).
-  const FieldsPool::Owner fields_pool = FieldsPool::make_owned();
-  const FieldsAllocator<char> fields_allocator(fields_pool.get());
+  RequestLoopState conn(ex);
 
   for (bool first = true;; first = false) {
     if (deps.sessions.stopping()) break;
-    if (buffer.size() == 0) {
+    if (conn.buffer.size() == 0) {
       // A new connection has header_timeout to send its first request; between requests a
       // kept-alive connection may idle for idle_timeout.
       tcp.expires_after(first ? o.header_timeout : o.idle_timeout);
-      auto [ec, n] = co_await io.async_read_some(buffer.prepare(kReadChunk), use_nothrow);
+      auto [ec, n] = co_await io.async_read_some(conn.buffer.prepare(kReadChunk), use_nothrow);
       if (ec) {
         log::debug("http session ended while idle: " + ec.message(), {{"client", peer}});
         break;
       }
-      buffer.commit(n);
+      conn.buffer.commit(n);
     }
     RequestParser parser(std::piecewise_construct, std::make_tuple(),
-                         std::make_tuple(fields_allocator));
+                         std::make_tuple(conn.fields_allocator));
     parser.header_limit(static_cast<std::uint32_t>(o.header_limit));
     parser.body_limit(o.body_limit);
     // The first request's header counts from accept (the deadline set above keeps running);
     // a later one's from its first byte. The body then gets read_timeout.
     if (!first) tcp.expires_after(o.header_timeout);
     // Parsed from what was read; a coroutine only when more must be read.
-    beast::error_code ec = parse_buffered(parser, buffer, Until::kHeader);
+    beast::error_code ec = parse_buffered(parser, conn.buffer, Until::kHeader);
     if (ec == bhttp::error::need_more) {
-      ec = co_await read_request(io, buffer, parser, Until::kHeader);
+      ec = co_await read_request(io, conn.buffer, parser, Until::kHeader);
     }
-    std::optional<std::pair<HttpErrc, std::string>> refusal;
-    if (!ec) {
-      if (auto problem = transfer_encoding_problem(parser.get())) {
-        refusal.emplace(HttpErrc::kMalformed, std::move(*problem));
-      }
-    }
+    std::optional<std::pair<HttpErrc, std::string>> refusal = header_refusal(ec, parser);
     tcp.expires_after(o.read_timeout);
-    if (!ec && !refusal && !parser.is_done() &&
-        beast::iequals(parser.get()[bhttp::field::expect], "100-continue")) {
-      // curl and others wait for this before sending a large body.
-      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    if (!ec && !refusal && expects_continue(parser)) {
       auto [cec, cn] = co_await asio::async_write(io, asio::buffer(kContinue), use_nothrow);
       ec = cec;
     }
     if (!ec && !refusal && !parser.is_done()) {
-      ec = parse_buffered(parser, buffer, Until::kBody);
+      ec = parse_buffered(parser, conn.buffer, Until::kBody);
       if (ec == bhttp::error::need_more) {
-        ec = co_await read_request(io, buffer, parser, Until::kBody);
+        ec = co_await read_request(io, conn.buffer, parser, Until::kBody);
       }
     }
     if (ec && !refusal) {
@@ -260,91 +395,32 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
       }
     }
     if (refusal) {
-      const auto& answer = refusal;
-      deps.metrics.error("http", map_error(answer->first).code);
-      error_response(answer->first, answer->second).serialize(wire);
-      tcp.expires_after(o.read_timeout);
-      auto [wec, wn] = co_await asio::async_write(io, asio::buffer(wire), use_nothrow);
-      if (!wec) co_await linger_and_close(tcp);
+      serialize_refusal(deps, *refusal, conn.wire);
+      co_await refuse_and_close(io, tcp, conn.wire, o.read_timeout);
       break;
     }
 
-    const bool presented_token = parser.get().count(bhttp::field::authorization) != 0;
-    method.assign(parser.get().method_string());
-    target.assign(parser.get().target());
-    // The auth throttle (a token has no user: the pair is the address alone). While this
-    // address's bad tokens are being answered slowly, a further request is refused unchecked.
+    conn.line.assign(parser.get());
     AuthThrottle::Slot slot;
-    if (deps.auth_throttle != nullptr) {
-      slot = deps.auth_throttle->admit(peer, {});
-      if (!slot.admitted()) {
-        deps.metrics.error("http", map_error(HttpErrc::kTooManyAuthFailures).code);
-        Response busy = error_response(HttpErrc::kTooManyAuthFailures,
-                                       "requests with a bad bearer token from this address are "
-                                       "being answered slowly; try again later");
-        busy.set(bhttp::field::retry_after, "1");
-        busy.serialize(wire);
-        tcp.expires_after(o.read_timeout);
-        auto [wec, wn] = co_await asio::async_write(io, asio::buffer(wire), use_nothrow);
-        if (!wec) co_await linger_and_close(tcp);
-        break;
-      }
+    if (!admitted_by_throttle(deps, peer, slot, conn.wire)) {
+      co_await refuse_and_close(io, tcp, conn.wire, o.read_timeout);
+      break;
     }
-    // The response is built on the session's strand (the handoff); an inline answer is used
-    // at once, a late one resumes the session on its own executor (PendingResult).
-    // `done` refers to the completer kept here: small enough for std::function to hold
-    // without a heap block, and alive until the answer, which this coroutine waits for.
-    completer.emplace(pending->start());
-    handle_request(
-        deps, parser.release(), [&completer](Response r) { (*completer)(std::move(r)); }, handoff,
-        &body_buffer);
-    Response res = co_await pending->wait();
-    // The request line (never the Authorization header) says what was refused.
-    const std::string_view refused_target = std::string_view(target).substr(0, 128);
-    if (deps.audit && res.result() == bhttp::status::unauthorized) {
-      deps.audit("token_refused",
-                 "http " + method + " " + printable(target, 128) +
-                     (presented_token ? " (wrong bearer token)" : " (no bearer token)") + " from " +
-                     peer,
-                 {{"client", peer}, {"method", method}, {"target", refused_target}});
+    Response res = co_await conn.answer(deps, parser);
+    const auto failure = record_refused_token(deps, res, slot, conn.line, peer);
+    if (failure && failure->delay_ms > 0) {
+      // The bad token's answer waits (a timer: the I/O thread serves others meanwhile),
+      // holding its place; a good token is never delayed.
+      throttle_timer.expires_after(std::chrono::milliseconds(failure->delay_ms));
+      co_await throttle_timer.async_wait(use_nothrow);
+      if (deps.sessions.stopping()) res.keep_alive(false);
     }
-    if (deps.auth_throttle != nullptr) {
-      if (res.result() == bhttp::status::unauthorized) {
-        const auto f = deps.auth_throttle->record_failure(slot);
-        if (f.delay_ms > 0) {
-          // The bad token's answer waits (a timer: the I/O thread serves others meanwhile),
-          // holding its place; a good token is never delayed.
-          throttle_timer.expires_after(std::chrono::milliseconds(f.delay_ms));
-          co_await throttle_timer.async_wait(use_nothrow);
-          if (deps.sessions.stopping()) res.keep_alive(false);
-        }
-        if (f.log) {
-          log::warn(
-              failure_line("http authorization",
-                           method + " " + printable(target, 128) +
-                               (presented_token ? " (wrong bearer token)" : " (no bearer token)"),
-                           peer, f),
-              {{"client", peer}, {"method", method}, {"target", refused_target}});
-        }
-      }
-    }
+    if (failure && failure->log) warn_refused_token(conn.line, peer, *failure);
     if (deps.sessions.stopping()) res.keep_alive(false);
     tcp.expires_after(o.read_timeout);
-    res.serialize(wire);
-    if (res.body().capacity() > body_buffer.capacity() &&
-        res.body().capacity() <= kKeptBodyCapacity) {
-      body_buffer = std::move(res.body());
-    }
-    auto [wec, wn] = co_await asio::async_write(io, asio::buffer(wire), use_nothrow);
-    if (wec) {
-      log::debug("http session ended while writing: " + wec.message(), {{"client", peer}});
-      break;
-    }
-    if (!res.keep_alive()) {
-      beast::error_code ignored;
-      tcp.socket().shutdown(net::tcp::socket::shutdown_send, ignored);
-      break;
-    }
+    serialize_answer(res, conn.wire, conn.body_buffer);
+    auto [wec, wn] = co_await asio::async_write(io, asio::buffer(conn.wire), use_nothrow);
+    if (ends_after_answer(wec, res, tcp, peer)) break;
   }
 }
 

@@ -105,10 +105,8 @@ DetailedResult<SourceSequence> read_sequence(MYSQL* m, const std::string& databa
   return s;
 }
 
-}  // namespace
-
-DetailedResult<SourceSnapshot> read_source(const MysqlUrl& url,
-                                           const std::vector<std::string>& only) {
+// Connects over TCP to the URL's server and database, reading no option files.
+DetailedResult<Connection> open_connection(const MysqlUrl& url) {
   Connection m(mysql_init(nullptr));
   if (!m) return Error{ImportErrc::kConnectFailed, "mysql_init failed (out of memory)"};
   // TCP even for "localhost" (which Connector/C would take as the Unix socket): the URL names
@@ -129,47 +127,49 @@ DetailedResult<SourceSnapshot> read_source(const MysqlUrl& url,
                                                  ": " + mysql_error(m.get()) + " (error " +
                                                  std::to_string(mysql_errno(m.get())) + ")"};
   }
-  // MySQL 8 answers information_schema.TABLES.AUTO_INCREMENT from a statistics cache (up to a
-  // day old by default); 0 makes it read the live counter. MariaDB has no such cache and no such
-  // variable (ER_UNKNOWN_SYSTEM_VARIABLE), which is fine.
-  if (auto r = query(m.get(), "SET SESSION information_schema_stats_expiry = 0", "stats expiry");
-      !r && mysql_errno(m.get()) != ER_UNKNOWN_SYSTEM_VARIABLE) {
-    return r.error();
+  return m;
+}
+
+// Reads the server's auto_increment_increment and auto_increment_offset into `out`.
+DetailedResult<void> read_auto_increment_grid(MYSQL* m, SourceSnapshot& out) {
+  auto rows = query(m, "SELECT @@GLOBAL.auto_increment_increment, @@GLOBAL.auto_increment_offset",
+                    "reading auto_increment_increment/offset");
+  if (!rows) return rows.error();
+  if (rows->size() != 1) return bad_answer("no auto_increment_increment/offset");
+  auto inc = field<std::uint64_t>(rows->front(), 0, "auto_increment_increment");
+  auto off = field<std::uint64_t>(rows->front(), 1, "auto_increment_offset");
+  if (!inc) return inc.error();
+  if (!off) return off.error();
+  out.auto_increment_increment = *inc;
+  out.auto_increment_offset = *off;
+  return {};
+}
+
+// Whether the user's grants cover the whole of `database`.
+DetailedResult<bool> sees_whole_database(MYSQL* m, const std::string& database) {
+  // What information_schema shows depends on the user's privileges: with none on the whole
+  // database, tables it was not granted are simply not listed.
+  auto grants = query(m, "SHOW GRANTS", "reading the user's grants");
+  if (!grants) return grants.error();
+  std::vector<std::string> lines;
+  for (const auto& row : *grants) {
+    if (!row.empty() && row[0]) lines.push_back(*row[0]);
   }
-  SourceSnapshot out;
-  {
-    auto rows =
-        query(m.get(), "SELECT @@GLOBAL.auto_increment_increment, @@GLOBAL.auto_increment_offset",
-              "reading auto_increment_increment/offset");
-    if (!rows) return rows.error();
-    if (rows->size() != 1) return bad_answer("no auto_increment_increment/offset");
-    auto inc = field<std::uint64_t>(rows->front(), 0, "auto_increment_increment");
-    auto off = field<std::uint64_t>(rows->front(), 1, "auto_increment_offset");
-    if (!inc) return inc.error();
-    if (!off) return off.error();
-    out.auto_increment_increment = *inc;
-    out.auto_increment_offset = *off;
-  }
-  {
-    // What information_schema shows depends on the user's privileges: with none on the whole
-    // database, tables it was not granted are simply not listed.
-    auto grants = query(m.get(), "SHOW GRANTS", "reading the user's grants");
-    if (!grants) return grants.error();
-    std::vector<std::string> lines;
-    for (const auto& row : *grants) {
-      if (!row.empty() && row[0]) lines.push_back(*row[0]);
-    }
-    out.partial_view = !grants_cover_database(lines, url.database);
-  }
-  const std::string db = quote_string(m.get(), url.database);
+  return grants_cover_database(lines, database);
+}
+
+// Reads the tables and sequences of `database` (those in `only`, if any) into `out`.
+DetailedResult<void> read_tables(MYSQL* m, const std::string& database,
+                                 const std::vector<std::string>& only, SourceSnapshot& out) {
+  const std::string db = quote_string(m, database);
   auto rows =
-      query(m.get(),
+      query(m,
             "SELECT t.TABLE_NAME, t.TABLE_TYPE, t.AUTO_INCREMENT, "
             "(SELECT c.COLUMN_TYPE FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA = "
             "t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME AND c.EXTRA LIKE '%auto_increment%' "
             "LIMIT 1) FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = " +
                 db + " AND t.TABLE_TYPE IN ('BASE TABLE', 'SEQUENCE') ORDER BY t.TABLE_NAME",
-            "listing the tables of '" + url.database + "'");
+            "listing the tables of '" + database + "'");
   if (!rows) return rows.error();
   const std::set<std::string> wanted(only.begin(), only.end());
   std::set<std::string> seen;
@@ -179,7 +179,7 @@ DetailedResult<SourceSnapshot> read_source(const MysqlUrl& url,
     if (!wanted.empty() && !wanted.contains(name)) continue;
     seen.insert(name);
     if (*r[1] == "SEQUENCE") {
-      auto s = read_sequence(m.get(), url.database, name);
+      auto s = read_sequence(m, database, name);
       if (!s) return s.error();
       out.sequences.push_back(std::move(*s));
       continue;
@@ -197,6 +197,29 @@ DetailedResult<SourceSnapshot> read_source(const MysqlUrl& url,
   for (const auto& name : wanted) {
     if (!seen.contains(name)) out.missing.push_back(name);
   }
+  return {};
+}
+
+}  // namespace
+
+DetailedResult<SourceSnapshot> read_source(const MysqlUrl& url,
+                                           const std::vector<std::string>& only) {
+  auto connection = open_connection(url);
+  if (!connection) return connection.error();
+  MYSQL* m = connection->get();
+  // MySQL 8 answers information_schema.TABLES.AUTO_INCREMENT from a statistics cache (up to a
+  // day old by default); 0 makes it read the live counter. MariaDB has no such cache and no such
+  // variable (ER_UNKNOWN_SYSTEM_VARIABLE), which is fine.
+  if (auto r = query(m, "SET SESSION information_schema_stats_expiry = 0", "stats expiry");
+      !r && mysql_errno(m) != ER_UNKNOWN_SYSTEM_VARIABLE) {
+    return r.error();
+  }
+  SourceSnapshot out;
+  if (auto r = read_auto_increment_grid(m, out); !r) return r.error();
+  auto whole = sees_whole_database(m, url.database);
+  if (!whole) return whole.error();
+  out.partial_view = !*whole;
+  if (auto r = read_tables(m, url.database, only, out); !r) return r.error();
   return out;
 }
 
