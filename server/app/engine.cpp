@@ -175,6 +175,9 @@ Engine::Engine(const config::Config& config, Storage storage)
   // server's layout and worker ID. With the etcd engine their high-water marks are fenced
   // writes like every other, so a deposed leader cannot raise one.
   RuntimeKinds runtime{&clock_, &store_reads_, nullptr, &retries_};
+  // ULID sequences follow the server's clock policy (snowflake.clock), as Snowflake ones do.
+  runtime.clock_policy = to_core(config_.snowflake.clock_policy);
+  runtime.max_backward_ms = config_.snowflake.max_backward.count();
   runtime.open_snowflake = [this](const std::string& name) {
     return open_snowflake(name, config_.snowflake, *storage_.store, committer_, clock_,
                           etcd_worker_.lease);

@@ -14,8 +14,9 @@
 namespace ticketd {
 
 /// Ticket and gapless sequences are counters (their values are numbers on an increment/offset
-/// grid); Snowflake IDs are time | worker | sequence; UUIDv7 IDs are time-ordered UUIDs.
-enum class SequenceKind { kTicket, kGapless, kSnowflake, kUuidV7 };
+/// grid); Snowflake IDs are time | worker | sequence; UUIDv7 IDs are time-ordered UUIDs; ULIDs are
+/// 48-bit milliseconds and 80 random bits as 26 characters of Crockford base32.
+enum class SequenceKind { kTicket, kGapless, kSnowflake, kUuidV7, kUlid };
 
 /// The keys a definition may carry besides `name` and `kind`, in the config file and in the
 /// body of PUT /v1/sequences/{name}; each kind takes a subset.
@@ -71,6 +72,7 @@ inline constexpr SequenceKindRow kSequenceKindRows[] = {
     {SequenceKind::kGapless, "gapless", detail::kGaplessKeys, true, 0, false},
     {SequenceKind::kSnowflake, "snowflake", {}, true, 0, false},
     {SequenceKind::kUuidV7, "uuidv7", {}, false, 36, false},
+    {SequenceKind::kUlid, "ulid", {}, false, 26, false},
 };
 
 inline constexpr auto kAllSequenceKinds = [] {
@@ -95,7 +97,7 @@ template <class Row, std::size_t N>
 [[nodiscard]] std::optional<SequenceKind> parse_kind(std::string_view name);
 /// Whether `kind` takes `key` (one of kind_key).
 [[nodiscard]] bool kind_takes(SequenceKind kind, std::string_view key);
-/// "ticket, gapless, snowflake or uuidv7", for messages.
+/// "ticket, gapless, snowflake, uuidv7 or ulid", for messages.
 [[nodiscard]] std::string kind_names_text();
 
 }  // namespace ticketd

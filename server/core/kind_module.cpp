@@ -2,16 +2,27 @@
 
 #include <array>
 #include <iterator>
+#include <string>
+
+#include "server/core/ticket_errc.h"
 
 namespace ticketd {
 
 const KindModule& kind_module(SequenceKind kind) {
   // One row per kind, in SequenceKind's order (checked below at first use).
   static const std::array<const KindModule*, std::size(kSequenceKindRows)> modules = {
-      &ticket_kind(), &gapless_kind(), &snowflake_kind(), &uuidv7_kind()};
+      &ticket_kind(), &gapless_kind(), &snowflake_kind(), &uuidv7_kind(), &ulid_kind()};
   static const bool in_order = in_kind_order(modules);
   if (!in_order) std::abort();  // a registration row out of place: a programming error
   return *modules[static_cast<std::size_t>(kind)];
+}
+
+void KindModule::next_text(const SequenceHandle& /*handle*/, std::string_view name,
+                           std::uint64_t /*count*/, TextIdsCallback done,
+                           const KindEnv& /*env*/) const {
+  done(Error{TicketErrc::kWrongKind, "sequence '" + std::string(name) + "' is a " +
+                                         std::string(kind_name(kind())) +
+                                         " sequence: its IDs are integers, not text"});
 }
 
 }  // namespace ticketd

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,8 @@
 #include "storage/counter_store.h"
 
 namespace ticketd {
+
+using TextIdsCallback = std::function<void(DetailedResult<std::vector<std::string>>)>;
 
 /// Where "retry later" answers wait (a full Snowflake tick, a short clock step back), and the
 /// clock that times them.
@@ -60,6 +63,10 @@ class KindModule {
   /// naming what to use instead).
   virtual void next(const SequenceHandle& handle, std::string_view name, std::uint64_t count,
                     BlockCallback done, const KindEnv& env) const = 0;
+  /// `count` IDs as text, for a kind whose IDs are text (its row's `integer_ids` is false);
+  /// the others refuse with kWrongKind. May complete inline.
+  virtual void next_text(const SequenceHandle& handle, std::string_view name, std::uint64_t count,
+                         TextIdsCallback done, const KindEnv& env) const;
   /// The kWrongKind message when a block (a hi-lo lease, a fence, a count) is asked of it.
   [[nodiscard]] virtual std::string no_blocks(std::string_view name) const = 0;
 
@@ -111,5 +118,6 @@ class KindModule {
 [[nodiscard]] const KindModule& gapless_kind();
 [[nodiscard]] const KindModule& snowflake_kind();
 [[nodiscard]] const KindModule& uuidv7_kind();
+[[nodiscard]] const KindModule& ulid_kind();
 
 }  // namespace ticketd

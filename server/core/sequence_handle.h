@@ -20,6 +20,7 @@
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_sequence.h"
 #include "server/core/timer_queue.h"
+#include "server/core/ulid_generator.h"
 #include "server/core/uuidv7_generator.h"
 
 namespace ticketd {
@@ -27,7 +28,8 @@ namespace ticketd {
 /// One sequence of any kind, as the registry holds it.
 using SequenceHandle =
     std::variant<std::shared_ptr<TicketSequence>, std::shared_ptr<GaplessSequence>,
-                 std::shared_ptr<SnowflakeGenerator>, std::shared_ptr<UuidV7Generator>>;
+                 std::shared_ptr<SnowflakeGenerator>, std::shared_ptr<UuidV7Generator>,
+                 std::shared_ptr<UlidGenerator>>;
 
 // The handle's alternatives are listed in SequenceKind's order, so the index is the kind.
 namespace detail {
@@ -40,6 +42,7 @@ static_assert(detail::alternative_is<SequenceKind::kTicket, TicketSequence> &&
               detail::alternative_is<SequenceKind::kGapless, GaplessSequence> &&
               detail::alternative_is<SequenceKind::kSnowflake, SnowflakeGenerator> &&
               detail::alternative_is<SequenceKind::kUuidV7, UuidV7Generator> &&
+              detail::alternative_is<SequenceKind::kUlid, UlidGenerator> &&
               std::variant_size_v<SequenceHandle> == std::size(kAllSequenceKinds));
 
 /// The kind of sequence a handle holds.
@@ -98,6 +101,10 @@ struct RuntimeKinds {
       open_snowflake;
   /// Where "retry later" answers wait (a full Snowflake tick); null: on `background`.
   TimerQueue* retries = nullptr;
+  /// What a time-based kind without a layout of its own (ULID) does when the clock reads
+  /// earlier than its last ID: the server's `snowflake.clock` settings.
+  ClockPolicy clock_policy = ClockPolicy::kWait;
+  std::int64_t max_backward_ms = 5;
 };
 
 }  // namespace ticketd

@@ -1,5 +1,7 @@
 // UUIDv7 sequences: time-ordered UUIDs (uuidv7_generator.h); nothing stored but a definition.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "server/core/kind_module.h"
 #include "server/core/ticket_errc.h"
@@ -26,6 +28,15 @@ class UuidV7Kind final : public KindModule {
                    "' is a uuidv7 sequence: its IDs are UUIDs, not integers; use SELECT "
                    "UUID_V7() over MySQL, or POST /v1/sequences/" +
                    n + "/next over HTTP"});
+  }
+
+  void next_text(const SequenceHandle& handle, std::string_view /*name*/, std::uint64_t count,
+                 TextIdsCallback done, const KindEnv& /*env*/) const override {
+    auto& generator = *std::get<std::shared_ptr<UuidV7Generator>>(handle);
+    std::vector<std::string> ids;
+    ids.reserve(count);
+    for (std::uint64_t i = 0; i < count; ++i) ids.push_back(to_string(generator.next()));
+    done(std::move(ids));
   }
 
   std::string no_blocks(std::string_view name) const override {

@@ -14,16 +14,6 @@ namespace {
 
 using beast::http::status;
 
-// A `kind: uuidv7` sequence: canonical UUID strings, each sorting after the previous one.
-void next_uuidv7(const Reply& reply, const std::string& name, UuidV7Generator& generator,
-                 std::uint64_t count) {
-  std::vector<std::string> ids;
-  ids.reserve(count);
-  for (std::uint64_t i = 0; i < count; ++i) ids.push_back(to_string(generator.next()));
-  reply.deps().metrics.ids_issued(name, kHttpFrontend, count);
-  reply.json(status::ok, text_ids_json(name, ids));
-}
-
 }  // namespace
 
 void post_next(const Reply& reply, const RouteRequest& in) {
@@ -41,8 +31,16 @@ void post_next(const Reply& reply, const RouteRequest& in) {
   // lookup of the name and no engine callback (as MySQL's SELECT NEXTVAL).
   if (auto seq = reply.deps().tickets.find(name)) {
     if (auto b = seq->try_take(n)) return answer(reply, name, *b);
-  } else if (auto uuids = reply.deps().tickets.find_uuidv7(name)) {
-    return next_uuidv7(reply, name, *uuids, n);
+  } else if (auto kind = reply.deps().tickets.kind_of(name); kind && !kind_row(*kind).integer_ids) {
+    // UUIDv7 and ULID: IDs as JSON strings, each sorting after the previous one.
+    return reply.deps().tickets.next_text(
+        name, n,
+        reply.resume<DetailedResult<std::vector<std::string>>>(
+            [reply, name](DetailedResult<std::vector<std::string>> ids) {
+              if (!ids) return reply.fail(ids.error());
+              reply.deps().metrics.ids_issued(name, kHttpFrontend, ids->size());
+              reply.json(status::ok, text_ids_json(name, *ids));
+            }));
   }
   reply.deps().tickets.next(
       name, n, reply.resume<DetailedResult<Block>>([reply, name, answer](DetailedResult<Block> r) {

@@ -20,6 +20,7 @@ from ha_test import TTL_S, make_instance, wait_leader, wait_role  # noqa: E402
 # Ticketd formats the config once more: braces doubled.
 EXTRA = """  - {{ name: Flakes, kind: snowflake }}
   - {{ name: EventIds, kind: uuidv7 }}
+  - {{ name: Ulids, kind: ulid }}
 worker_pools:
   - {{ name: render, size: 4, min_ttl_s: 1, default_ttl_s: 3 }}
 snowflake:
@@ -170,6 +171,12 @@ def main():
         assert status == 503 and body["error"]["code"] == "not_leader", (status, body)
         status, body = call(a.http_port, "POST", "/v1/sequences/EventIds/next")
         assert status == 200 and len(body["ids"]) == 1, (status, body)
+        # A configured ULID sequence is served by the leader only, like every kind.
+        status, body = call(a.http_port, "POST", "/v1/sequences/Ulids/next", {"count": 3})
+        assert status == 200 and [len(i) for i in body["ids"]] == [26] * 3, (status, body)
+        assert body["ids"] == sorted(body["ids"]), body
+        status, body = call(b.http_port, "POST", "/v1/sequences/Ulids/next")
+        assert status == 503 and body["error"]["code"] == "not_leader", (status, body)
 
         flakes = SnowflakeClients(instances)
         periods, lock, stop = [], threading.Lock(), threading.Event()

@@ -1,5 +1,5 @@
 """Every sequence kind through one registry, against the real ticketd binary over loopback:
-created at run time over HTTP (ticket, gapless, snowflake, uuidv7), listed and described with
+created at run time over HTTP (ticket, gapless, snowflake, uuidv7, ulid), listed and described with
 its kind's own fields over HTTP and MySQL (PyMySQL: SHOW TABLES, SHOW CREATE), served again
 after kill -9, dropped over both front ends (counters and Snowflake leave a tombstone a new
 sequence of the name starts above) and gone after the next restart."""
@@ -43,12 +43,13 @@ class SequenceKindsTest(unittest.TestCase):
         for name, body in [("T", {"kind": "ticket", "cache": 5}),
                            ("G", {"kind": "gapless", "order": "strict"}),
                            ("S", {"kind": "snowflake"}),
-                           ("U", {"kind": "uuidv7"})]:
+                           ("U", {"kind": "uuidv7"}),
+                           ("L", {"kind": "ulid"})]:
             status, created = call(self.port, "PUT", f"/v1/sequences/{name}", body)
             self.assertEqual(status, 201, (name, created))
             self.assertEqual(created["kind"], body["kind"])
         self.assertEqual(self.kinds(), {"T": "ticket", "G": "gapless", "S": "snowflake",
-                                        "U": "uuidv7", "Tickets64": "ticket",
+                                        "U": "uuidv7", "L": "ulid", "Tickets64": "ticket",
                                         "Tickets32": "ticket"})
         ids = {}
         for name in ("T", "G", "S"):
@@ -62,6 +63,10 @@ class SequenceKindsTest(unittest.TestCase):
         status, uuid = call(self.port, "POST", "/v1/sequences/U/next", {"count": 2})
         self.assertEqual(status, 200, uuid)
         self.assertLess(uuid["ids"][0], uuid["ids"][1])
+        status, ulid = call(self.port, "POST", "/v1/sequences/L/next", {"count": 500})
+        self.assertEqual(status, 200, ulid)
+        self.assertEqual([len(i) for i in ulid["ids"]], [26] * 500)
+        self.assertEqual(ulid["ids"], sorted(set(ulid["ids"])))  # distinct, in order
 
         # Sequences created at run time are served again after a crash.
         self.t.kill9()
@@ -69,6 +74,9 @@ class SequenceKindsTest(unittest.TestCase):
         self.assertEqual(self.kinds()["G"], "gapless")
         self.assertEqual(self.kinds()["S"], "snowflake")
         self.assertEqual(self.kinds()["U"], "uuidv7")
+        self.assertEqual(self.kinds()["L"], "ulid")
+        _, after = call(self.port, "POST", "/v1/sequences/L/next", {})
+        self.assertEqual(len(after["ids"][0]), 26)
         _, g = call(self.port, "POST", "/v1/sequences/G/next", {})
         self.assertEqual(g["ids"], ["4"])  # the unbroken run goes on
         _, s = call(self.port, "POST", "/v1/sequences/S/next", {})
@@ -84,19 +92,21 @@ class SequenceKindsTest(unittest.TestCase):
         with conn.cursor() as cur:
             cur.execute("SHOW TABLES")
             self.assertEqual({r[0] for r in cur.fetchall()},
-                             {"T", "G", "S", "U", "Tickets64", "Tickets32"})
+                             {"T", "G", "S", "U", "L", "Tickets64", "Tickets32"})
             cur.execute("SHOW CREATE TABLE G")
             self.assertIn("COMMENT='ticketd gapless sequence (order strict)'", cur.fetchone()[1])
             cur.execute("SHOW CREATE SEQUENCE S")
             self.assertIn("ticketd snowflake sequence", cur.fetchone()[1])
-            cur.execute("DROP TABLE U, S")
+            cur.execute("SHOW COLUMNS FROM L")
+            self.assertEqual(cur.fetchone()[:2], ("id", "char(26)"))
+            cur.execute("DROP TABLE U, S, L")
         conn.close()
 
         # Every kind drops; nothing comes back at the next start.
         for name in ("T", "G"):
             status, body = call(self.port, "DELETE", f"/v1/sequences/{name}")
             self.assertEqual(status, 204, (name, body))
-        for name in ("S", "U"):
+        for name in ("S", "U", "L"):
             self.assertEqual(call(self.port, "GET", f"/v1/sequences/{name}")[0], 404)
         self.t.stop()
         self.t.start()

@@ -15,7 +15,7 @@ TEST(SequenceKindRows, EveryRowNamesItsKindAndParsesBack) {
   }
   EXPECT_FALSE(parse_kind("Ticket"));  // names are exact
   EXPECT_FALSE(parse_kind(""));
-  EXPECT_EQ(kind_names_text(), "ticket, gapless, snowflake or uuidv7");
+  EXPECT_EQ(kind_names_text(), "ticket, gapless, snowflake, uuidv7 or ulid");
 }
 
 TEST(SequenceKindRows, KeysAreTheKindsOwn) {
@@ -27,6 +27,7 @@ TEST(SequenceKindRows, KeysAreTheKindsOwn) {
   for (const auto key : kAllKindKeys) {
     EXPECT_FALSE(kind_takes(SequenceKind::kSnowflake, key)) << key;
     EXPECT_FALSE(kind_takes(SequenceKind::kUuidV7, key)) << key;
+    EXPECT_FALSE(kind_takes(SequenceKind::kUlid, key)) << key;
   }
   // Every key a row names is one the config loader and the HTTP body reader know.
   for (const auto& row : kSequenceKindRows) {
@@ -43,6 +44,8 @@ TEST(SequenceKindRows, OnlyTicketSequencesHandOutBlocks) {
     EXPECT_EQ(row.blocks, row.kind == SequenceKind::kTicket) << row.name;
   }
   EXPECT_FALSE(kind_row(SequenceKind::kUuidV7).integer_ids);
+  EXPECT_FALSE(kind_row(SequenceKind::kUlid).integer_ids);
+  EXPECT_EQ(kind_row(SequenceKind::kUlid).text_id_length, 26u);
 }
 
 }  // namespace

@@ -88,9 +88,11 @@ TEST(ConfigLoader, ErrorsNameTheKeyAndTheLine) {
                {"sequences[0].cache: not used by kind gapless"});
   expect_error("sequences:\n  - { name: G, kind: gapless, max_rate: 10 }\n",
                {"sequences[0].max_rate: not used by kind gapless"});
-  expect_error("sequences:\n  - { name: X, kind: ulid }\n",
-               {"sequences[0].kind: unknown kind 'ulid' (expected ticket, gapless, snowflake or "
-                "uuidv7)"});
+  expect_error("sequences:\n  - { name: X, kind: uuid }\n",
+               {"sequences[0].kind: unknown kind 'uuid' (expected ticket, gapless, snowflake, "
+                "uuidv7 or ulid)"});
+  expect_error("sequences:\n  - { name: L, kind: ulid, cache: 10 }\n",
+               {"sequences[0].cache: not used by kind ulid"});
   expect_error(
       "sequences:\n  - { name: G, kind: gapless, reservation_ttl_ms: 10, "
       "max_reservation_ttl_ms: 5 }\n",

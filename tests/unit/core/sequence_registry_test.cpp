@@ -236,6 +236,7 @@ TEST(SequenceRegistry, EveryKindIsAModuleThatDescribesItselfAsFields) {
   ASSERT_TRUE(r.create(SequenceKind::kGapless, "G"));
   ASSERT_TRUE(r.create(SequenceKind::kSnowflake, "S"));
   ASSERT_TRUE(r.create(SequenceKind::kUuidV7, "U"));
+  ASSERT_TRUE(r.create(SequenceKind::kUlid, "L"));
   const auto keys = [&](const std::string& name) {
     const auto d = r.service.describe(name);
     std::vector<std::string_view> out;
@@ -243,6 +244,7 @@ TEST(SequenceRegistry, EveryKindIsAModuleThatDescribesItselfAsFields) {
     return out;
   };
   EXPECT_EQ(keys("U"), (std::vector<std::string_view>{"issued"}));
+  EXPECT_EQ(keys("L"), (std::vector<std::string_view>{"clock_policy", "issued", "last_issued"}));
   EXPECT_EQ(keys("S").front(), "worker_id");
   EXPECT_EQ(keys("G").front(), "order");
   EXPECT_EQ(keys("T").front(), "start");
@@ -260,16 +262,31 @@ TEST(SequenceRegistry, EveryKindIsAModuleThatDescribesItselfAsFields) {
   ASSERT_NE(committed, g.end());
   EXPECT_TRUE(std::holds_alternative<std::monostate>(committed->value));
   // Blocks are refused by each kind in its own words, through the registry.
-  for (const auto* name : {"G", "S", "U"}) {
+  for (const auto* name : {"G", "S", "U", "L"}) {
     auto b = next_and_wait(r.service, name, 2);
     ASSERT_FALSE(b) << name;
     EXPECT_EQ(b.error().code, TicketErrc::kWrongKind) << name;
   }
-  // Dropping leaves a tombstone for the kinds that issue integers, none for UUIDv7.
+  // Text IDs come through next_text; a kind of integers refuses it.
+  std::promise<DetailedResult<std::vector<std::string>>> text;
+  r.service.next_text("L", 3, [&text](auto ids) { text.set_value(std::move(ids)); });
+  auto ids = text.get_future().get();
+  ASSERT_TRUE(ids);
+  ASSERT_EQ(ids->size(), 3u);
+  EXPECT_LT((*ids)[0], (*ids)[1]);
+  EXPECT_LT((*ids)[1], (*ids)[2]);
+  std::promise<DetailedResult<std::vector<std::string>>> refused;
+  r.service.next_text("T", 1, [&refused](auto ids) { refused.set_value(std::move(ids)); });
+  auto no = refused.get_future().get();
+  ASSERT_FALSE(no);
+  EXPECT_EQ(no.error().code, TicketErrc::kWrongKind);
+  // Dropping leaves a tombstone for the kinds that issue integers, none for text IDs.
   ASSERT_TRUE(r.drop("S"));
   ASSERT_TRUE(r.drop("U"));
+  ASSERT_TRUE(r.drop("L"));
   EXPECT_TRUE(store.get(tombstone_key("S")).value());
   EXPECT_FALSE(store.get(tombstone_key("U")).value());
+  EXPECT_FALSE(store.get(tombstone_key("L")).value());
 }
 
 TEST(SequenceRegistry, ANameHoldsOneSequenceWhateverItsKind) {

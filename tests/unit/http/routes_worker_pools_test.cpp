@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 #include <string>
 
+#include "server/core/ulid_generator.h"
 #include "server/http/routes.h"
 #include "tests/unit/http/http_fixture.h"
 
@@ -245,6 +246,44 @@ TEST(HttpUuidv7Routes, CountLimitsAndBlocksFollowTheUsualRules) {
   auto block = e.call(make_request(verb::post, "/v1/sequences/Uuids/blocks", R"({"size":5})"));
   EXPECT_EQ(block.result(), status::conflict);
   EXPECT_EQ(error_code_of(block), "wrong_kind");
+}
+
+// ---- ULID sequences ----
+
+TEST(HttpUlidRoutes, CreateNextAndDescribeAUlidSequence) {
+  HttpEngine e;
+  auto made = e.call(make_request(verb::put, "/v1/sequences/Events", R"({"kind":"ulid"})"));
+  ASSERT_EQ(made.result(), status::created) << made.body();
+  EXPECT_EQ(
+      made.body(),
+      R"({"name":"Events","kind":"ulid","clock_policy":"wait","issued":"0","last_issued":null})");
+  // The fake clock stands still: every ID is in one millisecond, each the previous one + 1.
+  auto r = e.call(make_request(verb::post, "/v1/sequences/Events/next", R"({"count":1000})"));
+  ASSERT_EQ(r.result(), status::ok) << r.body();
+  const auto body = body_of(r);
+  const auto& ids = body.at("ids").as_array();
+  ASSERT_EQ(ids.size(), 1000u);
+  std::string previous;
+  for (const auto& v : ids) {
+    const std::string id(v.as_string());
+    ASSERT_EQ(id.size(), 26u) << id;
+    const auto parsed = parse_ulid(id);
+    ASSERT_TRUE(parsed) << id;
+    EXPECT_EQ(ulid_unix_ms(*parsed), e.clock.now_unix_ms());
+    EXPECT_GT(id, previous);
+    previous = id;
+  }
+  auto d = body_of(e.call(make_request(verb::get, "/v1/sequences/Events")));
+  EXPECT_EQ(d.at("issued").as_string(), "1000");
+  EXPECT_EQ(d.at("last_issued").as_string(), previous);
+  // Its IDs are text: blocks and integer paths refuse it by kind.
+  auto block = e.call(make_request(verb::post, "/v1/sequences/Events/blocks", R"({"size":5})"));
+  EXPECT_EQ(block.result(), status::conflict);
+  EXPECT_EQ(error_code_of(block), "wrong_kind");
+  auto field = e.call(make_request(verb::put, "/v1/sequences/x", R"({"kind":"ulid","start":"5"})"));
+  EXPECT_EQ(field.result(), status::unprocessable_entity);
+  EXPECT_EQ(e.call(make_request(verb::delete_, "/v1/sequences/Events")).result(),
+            status::no_content);
 }
 
 }  // namespace

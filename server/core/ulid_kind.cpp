@@ -1,0 +1,123 @@
+// ULID sequences (ulid_generator.h): text IDs from the clock and the OS CSPRNG, monotonic within
+// the process; nothing stored but a definition, so a restart relies on the clock and on 80
+// random bits (docs/ulid.md says what that does and does not promise).
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/core/kind_module.h"
+#include "server/core/ticket_errc.h"
+
+namespace ticketd {
+namespace {
+
+std::shared_ptr<UlidGenerator> as_ulid(const SequenceHandle& handle) {
+  return std::get<std::shared_ptr<UlidGenerator>>(handle);
+}
+
+// The IDs still to take for one call, and what it has so far: the state of a call that waits
+// on the retry queue (an exhausted millisecond, a short clock step back under kWait).
+struct UlidCall {
+  std::shared_ptr<UlidGenerator> generator;
+  std::uint64_t count = 0;
+  std::vector<std::string> ids;
+  TextIdsCallback done;
+  const RetryTimers* retries = nullptr;
+  int attempts = 0;
+};
+
+void take_ids(std::shared_ptr<UlidCall> call) {
+  // At most about a second of waiting in all, like a Snowflake sequence's retries.
+  constexpr int kMaxAttempts = 1000;
+  while (call->ids.size() < call->count) {
+    auto r = call->generator->try_next();
+    if (r.ok()) {
+      call->ids.push_back(ulid_to_string(r.id));
+      continue;
+    }
+    const RetryTimers* retries = call->retries;
+    if (r.retry_later() && call->attempts < kMaxAttempts && retries != nullptr) {
+      ++call->attempts;
+      const auto now_ms = retries->clock->now_unix_ms();
+      const auto delay =
+          std::chrono::milliseconds(std::clamp<std::int64_t>(r.retry_at_unix_ms - now_ms, 0, 1000));
+      retries->timers->after(delay, [call]() mutable { take_ids(std::move(call)); });
+      return;
+    }
+    if (r.retry_later()) {
+      return call->done(Error{
+          TicketErrc::kRetryLater,
+          "ULID sequence '" + call->generator->name() + "' cannot issue yet: " + r.error.message});
+    }
+    return call->done(r.error);
+  }
+  call->done(std::move(call->ids));
+}
+
+class UlidKind final : public KindModule {
+ public:
+  SequenceKind kind() const override { return SequenceKind::kUlid; }
+
+  DetailedResult<SequenceHandle> open(const SequenceDefinition& definition,
+                                      std::optional<std::uint64_t> /*tombstone*/,
+                                      const KindEnv& env) const override {
+    UlidOptions options;
+    options.name = definition.spec.name;
+    options.policy = env.runtime.clock_policy;
+    options.max_backward_ms = env.runtime.max_backward_ms;
+    return SequenceHandle{std::make_shared<UlidGenerator>(*env.runtime.clock, std::move(options))};
+  }
+
+  // ULIDs are not integers: the front ends take them through next_text().
+  void next(const SequenceHandle& /*handle*/, std::string_view name, std::uint64_t /*count*/,
+            BlockCallback done, const KindEnv& /*env*/) const override {
+    const std::string n(name);
+    done(Error{TicketErrc::kWrongKind, "sequence '" + n +
+                                           "' is a ulid sequence: its IDs are text, not "
+                                           "integers; use POST /v1/sequences/" +
+                                           n + "/next over HTTP"});
+  }
+
+  void next_text(const SequenceHandle& handle, std::string_view /*name*/, std::uint64_t count,
+                 TextIdsCallback done, const KindEnv& env) const override {
+    auto call = std::make_shared<UlidCall>();
+    call->generator = as_ulid(handle);
+    call->count = count;
+    call->ids.reserve(count);
+    call->done = std::move(done);
+    call->retries = env.retries;
+    take_ids(std::move(call));
+  }
+
+  std::string no_blocks(std::string_view name) const override {
+    return "sequence '" + std::string(name) +
+           "' is a ulid sequence: its IDs are text, blocks are refused";
+  }
+
+  void describe(const SequenceHandle& handle, SequenceDescription& out) const override {
+    const auto g = as_ulid(handle);
+    const auto stats = g->stats();
+    out.fields = {
+        {"clock_policy", std::string(policy_name(g->policy()))},
+        {"issued", std::to_string(stats.issued)},
+        {"last_issued",
+         stats.issued == 0 ? DescribedValue{} : DescribedValue{ulid_to_string(g->last_issued())}},
+    };
+    out.comment_detail = " (clock policy " + std::string(policy_name(g->policy())) + ")";
+  }
+
+  std::optional<std::uint64_t> retire(const SequenceHandle& /*handle*/) const override {
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+const KindModule& ulid_kind() {
+  static const UlidKind module;
+  return module;
+}
+
+}  // namespace ticketd
