@@ -13,6 +13,7 @@
 #include "server/core/auth_throttle.h"
 #include "server/core/lease_log.h"
 #include "server/core/serving_gate.h"
+#include "server/core/ulid_generator.h"
 #include "server/core/uuidv7_generator.h"
 #include "server/http/routes.h"
 #include "server/metrics/metrics.h"
@@ -51,6 +52,7 @@ struct FrontEnds {
   const mysql::ServerSettings settings;
   Live<mysql::LoginPolicy> login;  // replaced by a reload
   UuidV7Generator uuids;
+  UlidGenerator ulids;  // SELECT ULID()
   std::unique_ptr<ServingGate> gate;
   mysql::QueryExecutor executor;
   net::SessionRegistry mysql_sessions;

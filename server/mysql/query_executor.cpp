@@ -14,8 +14,8 @@ namespace ticketd::mysql {
 
 QueryExecutor::QueryExecutor(TicketService& tickets, const ServerSettings& settings,
                              const Clock& clock, ExecutorHooks hooks, UuidV7Generator* uuids,
-                             const ServingGate* gate)
-    : engine_{tickets, settings, clock, std::move(hooks), uuids, gate, clock.now_unix_ms()},
+                             const ServingGate* gate, UlidGenerator* ulids)
+    : engine_{tickets, settings, clock, std::move(hooks), uuids, gate, clock.now_unix_ms(), ulids},
       global_memory_(settings.global_connection_memory_limit) {}
 
 void QueryExecutor::end_session(SessionState& session) const { release_holds(session); }

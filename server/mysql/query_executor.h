@@ -38,7 +38,7 @@ class QueryExecutor final : public CommandHandler {
 
   QueryExecutor(TicketService& tickets, const ServerSettings& settings, const Clock& clock,
                 ExecutorHooks hooks = {}, UuidV7Generator* uuids = nullptr,
-                const ServingGate* gate = nullptr);
+                const ServingGate* gate = nullptr, UlidGenerator* ulids = nullptr);
 
   /// Recognizes and executes one statement (multi-statement text is split by the caller).
   void execute(SessionState& session, std::string_view sql, Done done) const override;

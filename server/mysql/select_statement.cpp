@@ -113,6 +113,16 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
           }
           row.emplace_back(ticketd::to_string(ex().uuids->next()));
           break;
+        case sql::SelectItemKind::kUlid: {
+          if (ex().ulids == nullptr) {
+            return finish(to_err(StatementErrc::kNotSupported, {"ULID()"}));
+          }
+          // The function's generator counts ahead of the clock (kLogical): it never waits.
+          auto next = ex().ulids->try_next();
+          if (!next.ok()) return finish(to_err(next.error, "ULID()"));
+          row.emplace_back(ulid_to_string(next.id));
+          break;
+        }
         case sql::SelectItemKind::kNow:
         case sql::SelectItemKind::kUtcTimestamp:
           row.emplace_back(format_utc_datetime(ex().clock.now_unix_ms()));

@@ -13,6 +13,7 @@
 #include "server/core/clock.h"
 #include "server/core/serving_gate.h"
 #include "server/core/ticket_service.h"
+#include "server/core/ulid_generator.h"
 #include "server/core/uuidv7_generator.h"
 #include "server/mysql/query_result.h"
 #include "server/mysql/session_state.h"
@@ -42,6 +43,7 @@ struct ExecutorEngine {
   UuidV7Generator* uuids = nullptr;
   const ServingGate* gate = nullptr;  // null: always serving (no election)
   std::int64_t started_unix_ms = 0;
+  UlidGenerator* ulids = nullptr;  // ULID(); null: refused
 
   /// "tickets.Tickets64": the name MySQL prints in messages.
   [[nodiscard]] std::string qualified(std::string_view name) const {

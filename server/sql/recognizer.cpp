@@ -167,6 +167,7 @@ constexpr auto kSelectFunctions = std::to_array<SelectFunction>({
     {"LOCALTIMESTAMP", SelectItemKind::kNow, FunctionArgs::kPrecision, true},
     {"UTC_TIMESTAMP", SelectItemKind::kUtcTimestamp, FunctionArgs::kPrecision, true},
     {"UUID_V7", SelectItemKind::kUuidV7, FunctionArgs::kNone, false},
+    {"ULID", SelectItemKind::kUlid, FunctionArgs::kNone, false},
     {"NEXTVAL", SelectItemKind::kNextValue, FunctionArgs::kSequence, false},
     {"LASTVAL", SelectItemKind::kLastValue, FunctionArgs::kSequence, false},
     {"SETVAL", SelectItemKind::kSetValue, FunctionArgs::kSetval, false},

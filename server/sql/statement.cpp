@@ -145,6 +145,9 @@ std::string render(const SelectItem& item) {
     case SelectItemKind::kUuidV7:
       kind = "uuid_v7";
       break;
+    case SelectItemKind::kUlid:
+      kind = "ulid";
+      break;
     case SelectItemKind::kNextValue:
       kind = "nextval:" + render(item.sequence);
       break;

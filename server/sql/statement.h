@@ -92,6 +92,7 @@ enum class SelectItemKind {
   kNow,             // NOW(), CURRENT_TIMESTAMP[()], LOCALTIME[()], LOCALTIMESTAMP[()], SYSDATE()
   kUtcTimestamp,    // UTC_TIMESTAMP[()]
   kUuidV7,          // UUID_V7() (MariaDB 11.7)
+  kUlid,            // ULID(): a ULID as 26 characters of Crockford base32
   kNextValue,       // NEXTVAL(s), NEXT VALUE FOR s
   kLastValue,       // LASTVAL(s), PREVIOUS VALUE FOR s
   kSetValue,        // SETVAL(s, n [, is_used [, round]])

@@ -180,6 +180,7 @@ ColumnType select_item_type(const SelectItem& item) {
     case SelectItemKind::kNow:
     case SelectItemKind::kUtcTimestamp:
     case SelectItemKind::kUuidV7:
+    case SelectItemKind::kUlid:
       return kText;
   }
   return kText;

@@ -335,6 +335,18 @@ class Statements(unittest.TestCase):
         ms = int(uuids[-1].replace("-", "")[:12], 16)
         self.assertLess(abs(ms - time.time() * 1000), 5000)
 
+    def test_ulid_is_crockford_base32_and_monotonic(self):
+        ulids = [self.one("SELECT ULID()")[0] for _ in range(300)]
+        for u in ulids:
+            self.assertRegex(u, r"^[0-7][0-9A-HJKMNP-TV-Z]{25}$")
+        self.assertEqual(ulids, sorted(ulids))  # generation order is sort order
+        self.assertEqual(len(set(ulids)), len(ulids))
+        alphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+        ms = 0
+        for c in ulids[-1][:10]:
+            ms = ms * 32 + alphabet.index(c)
+        self.assertLess(abs(ms - time.time() * 1000), 5000)
+
     def test_errors_keep_the_connection_usable(self):
         self.assertEqual(self.error_of("REPLACE INTO Nope (stub) VALUES ('a')")[:2],
                          (1146, "Table 'tickets.Nope' doesn't exist"))

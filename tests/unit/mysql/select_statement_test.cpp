@@ -94,6 +94,8 @@ TEST_F(SelectStatement, RefusesUnknownVariablesAndSequences) {
   EXPECT_EQ(e.message, "Table 'tickets.Nope' doesn't exist");
   e = err("SELECT UUID_V7()");  // no generator in this executor
   EXPECT_EQ(e.code, kErNotSupportedYet);
+  e = err("SELECT ULID()");
+  EXPECT_EQ(e.code, kErNotSupportedYet);
   e = err("SELECT SETVAL(Tickets64, -1)");
   EXPECT_EQ(e.code, kErNotSupportedYet);
 }

@@ -79,6 +79,7 @@ constexpr AcceptCase kAccepted[] = {
      "[current_user CURRENT_USER] [current_user CURRENT_USER()]"},
     {"SELECT CONNECTION_ID() FROM DUAL", "select [connection_id CONNECTION_ID()]"},
     {"SELECT UUID_V7(), uuid_v7() AS u", "select [uuid_v7 UUID_V7()] [uuid_v7 uuid_v7() as u]"},
+    {"SELECT ULID(), ulid() AS u", "select [ulid ULID()] [ulid ulid() as u]"},
     {"SELECT NOW(), UTC_TIMESTAMP, UTC_TIMESTAMP(), NOW(3), CURRENT_TIMESTAMP",
      "select [now NOW()] [utc_timestamp UTC_TIMESTAMP] [utc_timestamp UTC_TIMESTAMP()] "
      "[now:3 NOW(3)] [now CURRENT_TIMESTAMP]"},
