@@ -18,7 +18,7 @@ const KindModule& kind_module(SequenceKind kind) {
 }
 
 void KindModule::next_text(const SequenceHandle& /*handle*/, std::string_view name,
-                           std::uint64_t /*count*/, TextIdsCallback done,
+                           std::uint64_t /*count*/, TextForm /*form*/, TextIdsCallback done,
                            const KindEnv& /*env*/) const {
   done(Error{TicketErrc::kWrongKind, "sequence '" + std::string(name) + "' is a " +
                                          std::string(kind_name(kind())) +

@@ -22,6 +22,11 @@ namespace ticketd {
 
 using TextIdsCallback = std::function<void(DetailedResult<std::vector<std::string>>)>;
 
+/// How text IDs are written: the kind's canonical text (a UUID's 8-4-4-4-12, a ULID's 26
+/// characters of Crockford base32) or the 16 bytes of its binary form as 32 lower-case hex
+/// digits.
+enum class TextForm { kCanonical, kHex };
+
 /// Where "retry later" answers wait (a full Snowflake tick, a short clock step back), and the
 /// clock that times them.
 struct RetryTimers {
@@ -66,7 +71,7 @@ class KindModule {
   /// `count` IDs as text, for a kind whose IDs are text (its row's `integer_ids` is false);
   /// the others refuse with kWrongKind. May complete inline.
   virtual void next_text(const SequenceHandle& handle, std::string_view name, std::uint64_t count,
-                         TextIdsCallback done, const KindEnv& env) const;
+                         TextForm form, TextIdsCallback done, const KindEnv& env) const;
   /// The kWrongKind message when a block (a hi-lo lease, a fence, a count) is asked of it.
   [[nodiscard]] virtual std::string no_blocks(std::string_view name) const = 0;
 

@@ -133,11 +133,12 @@ void TicketService::next(std::string_view name, std::uint64_t count, BlockCallba
   kind_module(*handle).next(*handle, name, count, std::move(done), kind_env());
 }
 
-void TicketService::next_text(std::string_view name, std::uint64_t count, TextIdsCallback done) {
+void TicketService::next_text(std::string_view name, std::uint64_t count, TextForm form,
+                              TextIdsCallback done) {
   if (auto bad = check_count(count)) return done(*bad);
   auto handle = find_any(name);
   if (!handle) return done(unknown(name));
-  kind_module(*handle).next_text(*handle, name, count, std::move(done), kind_env());
+  kind_module(*handle).next_text(*handle, name, count, form, std::move(done), kind_env());
 }
 
 DetailedResult<void> TicketService::add(const std::string& name, SequenceHandle handle,

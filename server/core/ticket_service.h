@@ -140,7 +140,7 @@ class TicketService {
 
   /// `count` IDs of a sequence whose IDs are text (UUIDv7, ULID), at most kMaxIdsPerCall; a
   /// kind of integers refuses (kWrongKind). May complete inline.
-  void next_text(std::string_view name, std::uint64_t count, TextIdsCallback done);
+  void next_text(std::string_view name, std::uint64_t count, TextForm form, TextIdsCallback done);
   /// `count` values of sequence `name` as one Block (at most kMaxIdsPerCall).
   void next(std::string_view name, std::uint64_t count, BlockCallback done);
   /// `count` values of ticket sequence `name`, with `record(block)` written in the same atomic

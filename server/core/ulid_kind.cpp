@@ -22,6 +22,7 @@ std::shared_ptr<UlidGenerator> as_ulid(const SequenceHandle& handle) {
 struct UlidCall {
   std::shared_ptr<UlidGenerator> generator;
   std::uint64_t count = 0;
+  TextForm form = TextForm::kCanonical;
   std::vector<std::string> ids;
   TextIdsCallback done;
   const RetryTimers* retries = nullptr;
@@ -34,7 +35,7 @@ void take_ids(std::shared_ptr<UlidCall> call) {
   while (call->ids.size() < call->count) {
     auto r = call->generator->try_next();
     if (r.ok()) {
-      call->ids.push_back(ulid_to_string(r.id));
+      call->ids.push_back(call->form == TextForm::kHex ? ulid_to_hex(r.id) : ulid_to_string(r.id));
       continue;
     }
     const RetryTimers* retries = call->retries;
@@ -81,10 +82,11 @@ class UlidKind final : public KindModule {
   }
 
   void next_text(const SequenceHandle& handle, std::string_view /*name*/, std::uint64_t count,
-                 TextIdsCallback done, const KindEnv& env) const override {
+                 TextForm form, TextIdsCallback done, const KindEnv& env) const override {
     auto call = std::make_shared<UlidCall>();
     call->generator = as_ulid(handle);
     call->count = count;
+    call->form = form;
     call->ids.reserve(count);
     call->done = std::move(done);
     call->retries = env.retries;

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "server/base/hex.h"
 #include "server/core/kind_module.h"
 #include "server/core/ticket_errc.h"
 
@@ -31,11 +32,14 @@ class UuidV7Kind final : public KindModule {
   }
 
   void next_text(const SequenceHandle& handle, std::string_view /*name*/, std::uint64_t count,
-                 TextIdsCallback done, const KindEnv& /*env*/) const override {
+                 TextForm form, TextIdsCallback done, const KindEnv& /*env*/) const override {
     auto& generator = *std::get<std::shared_ptr<UuidV7Generator>>(handle);
     std::vector<std::string> ids;
     ids.reserve(count);
-    for (std::uint64_t i = 0; i < count; ++i) ids.push_back(to_string(generator.next()));
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const Uuid u = generator.next();
+      ids.push_back(form == TextForm::kHex ? to_hex(u) : to_string(u));
+    }
     done(std::move(ids));
   }
 

@@ -14,27 +14,45 @@ namespace {
 
 using beast::http::status;
 
+// "format": "text" (the default: the kind's canonical text) or "hex" (the 16 bytes).
+DetailedResult<std::optional<TextForm>> read_text_form(const boost::json::object& body) {
+  auto format = read_string(body, "format");
+  if (!format) return format.error();
+  if (!*format) return std::optional<TextForm>{};
+  if (**format == "text") return std::optional<TextForm>{TextForm::kCanonical};
+  if (**format == "hex") return std::optional<TextForm>{TextForm::kHex};
+  return Error{HttpErrc::kInvalidField, "field 'format' must be \"text\" or \"hex\""};
+}
+
 }  // namespace
 
 void post_next(const Reply& reply, const RouteRequest& in) {
   const std::string& name = in.path.get("name");
-  auto body = body_object(in.http, {"count"});
+  auto body = body_object(in.http, {"count", "format"});
   if (!body) return reply.fail(body.error());
   auto count = read_integer(*body, "count", 1, kMaxIdsPerCall);
   if (!count) return reply.fail(count.error());
   const std::uint64_t n = count->value_or(1);
+  auto form = read_text_form(*body);
+  if (!form) return reply.fail(form.error());
   auto answer = [](const Reply& reply, const std::string& name, const Block& b) {
     reply.deps().metrics.ids_issued(name, kHttpFrontend, b.count);
     reply.json_into(status::ok, [&](std::string& out) { append_block_ids(out, name, b); });
   };
   // The common case, a ticket sequence with the values cached: answered inline, with one
   // lookup of the name and no engine callback (as MySQL's SELECT NEXTVAL).
+  if (form->has_value()) {
+    if (auto kind = reply.deps().tickets.kind_of(name); kind && kind_row(*kind).integer_ids) {
+      return reply.fail(HttpErrc::kInvalidField,
+                        "field 'format' applies to sequences of text IDs (uuidv7, ulid)");
+    }
+  }
   if (auto seq = reply.deps().tickets.find(name)) {
     if (auto b = seq->try_take(n)) return answer(reply, name, *b);
   } else if (auto kind = reply.deps().tickets.kind_of(name); kind && !kind_row(*kind).integer_ids) {
     // UUIDv7 and ULID: IDs as JSON strings, each sorting after the previous one.
     return reply.deps().tickets.next_text(
-        name, n,
+        name, n, form->value_or(TextForm::kCanonical),
         reply.resume<DetailedResult<std::vector<std::string>>>(
             [reply, name](DetailedResult<std::vector<std::string>> ids) {
               if (!ids) return reply.fail(ids.error());

@@ -269,14 +269,16 @@ TEST(SequenceRegistry, EveryKindIsAModuleThatDescribesItselfAsFields) {
   }
   // Text IDs come through next_text; a kind of integers refuses it.
   std::promise<DetailedResult<std::vector<std::string>>> text;
-  r.service.next_text("L", 3, [&text](auto ids) { text.set_value(std::move(ids)); });
+  r.service.next_text("L", 3, TextForm::kCanonical,
+                      [&text](auto ids) { text.set_value(std::move(ids)); });
   auto ids = text.get_future().get();
   ASSERT_TRUE(ids);
   ASSERT_EQ(ids->size(), 3u);
   EXPECT_LT((*ids)[0], (*ids)[1]);
   EXPECT_LT((*ids)[1], (*ids)[2]);
   std::promise<DetailedResult<std::vector<std::string>>> refused;
-  r.service.next_text("T", 1, [&refused](auto ids) { refused.set_value(std::move(ids)); });
+  r.service.next_text("T", 1, TextForm::kCanonical,
+                      [&refused](auto ids) { refused.set_value(std::move(ids)); });
   auto no = refused.get_future().get();
   ASSERT_FALSE(no);
   EXPECT_EQ(no.error().code, TicketErrc::kWrongKind);

@@ -282,6 +282,32 @@ TEST(HttpUlidRoutes, CreateNextAndDescribeAUlidSequence) {
   EXPECT_EQ(error_code_of(block), "wrong_kind");
   auto field = e.call(make_request(verb::put, "/v1/sequences/x", R"({"kind":"ulid","start":"5"})"));
   EXPECT_EQ(field.result(), status::unprocessable_entity);
+  // The binary form on request: the 16 bytes as 32 hex digits, in the same order.
+  auto hex = e.call(
+      make_request(verb::post, "/v1/sequences/Events/next", R"({"count":3,"format":"hex"})"));
+  ASSERT_EQ(hex.result(), status::ok) << hex.body();
+  const auto hex_body = body_of(hex);
+  std::string previous_hex;
+  for (const auto& v : hex_body.at("ids").as_array()) {
+    const std::string id(v.as_string());
+    const auto parsed = parse_ulid_hex(id);
+    ASSERT_TRUE(parsed) << id;
+    EXPECT_GT(ulid_to_string(*parsed), previous);  // after every text ID issued before
+    EXPECT_GT(id, previous_hex);
+    previous_hex = id;
+  }
+  auto bad = e.call(make_request(verb::post, "/v1/sequences/Events/next", R"({"format":"b64"})"));
+  EXPECT_EQ(bad.result(), status::unprocessable_entity);
+  auto on_ticket =
+      e.call(make_request(verb::post, "/v1/sequences/Tickets64/next", R"({"format":"hex"})"));
+  EXPECT_EQ(on_ticket.result(), status::unprocessable_entity);
+  auto uuid_hex =
+      e.call(make_request(verb::post, "/v1/sequences/Uuids/next", R"({"format":"hex"})"));
+  ASSERT_EQ(uuid_hex.result(), status::ok);
+  const auto uuid_body = body_of(uuid_hex);
+  const std::string uuid(uuid_body.at("ids").as_array()[0].as_string());
+  EXPECT_EQ(uuid.size(), 32u);
+  EXPECT_EQ(uuid[12], '7');  // the version nibble, where the text form has its dash-less 13th
   EXPECT_EQ(e.call(make_request(verb::delete_, "/v1/sequences/Events")).result(),
             status::no_content);
 }
