@@ -11,10 +11,6 @@ namespace {
 
 using u128 = unsigned __int128;
 
-Error corrupt(const std::string& what) {
-  return Error{StorageErrc::kCorruption, "backup: " + what};
-}
-
 std::string n(std::optional<std::uint64_t> v) {
   return v ? std::to_string(*v) : std::string("none");
 }
@@ -28,12 +24,12 @@ class GaplessBackup final : public KindBackup {
     if (!gapless) return gapless.error();
     for (const auto& [key, value] : *gapless) {
       auto k = parse_gapless_key(std::string_view(key).substr(kGaplessPrefix.size()));
-      if (!k) return corrupt("unreadable gapless key '" + key + "'");
+      if (!k) return backup_corruption("unreadable gapless key '" + key + "'");
       auto& s = entries.entry(k->name, SequenceKind::kGapless);
       if (s.kind != SequenceKind::kGapless) continue;  // a dropped ticket name reused
       if (k->kind == "f") {
         auto f = decode_frontier(value);
-        if (!f) return corrupt("gapless sequence '" + k->name + "': unreadable frontier");
+        if (!f) return backup_corruption("gapless sequence '" + k->name + "': unreadable frontier");
         s.committed_below = f->first_open;
         if (!s.grid_known) {
           s.grid_known = true;

@@ -1,6 +1,7 @@
 #include "server/backup/kind_backup.h"
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 
@@ -70,6 +71,16 @@ const KindBackup& kind_backup(SequenceKind kind) {
   static const bool in_order = in_kind_order(rows);
   if (!in_order) std::abort();  // a registration row out of place: a programming error
   return *rows[static_cast<std::size_t>(kind)];
+}
+
+Error backup_corruption(const std::string& what) {
+  return Error{StorageErrc::kCorruption, "backup: " + what};
+}
+
+std::string one_decimal(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
 }
 
 boost::json::value manifest_u64(std::uint64_t v) { return boost::json::value(std::to_string(v)); }

@@ -114,6 +114,11 @@ class KindBackup {
 [[nodiscard]] const KindBackup& gapless_backup();
 [[nodiscard]] const KindBackup& snowflake_backup();
 
+/// The error of a store whose keys do not read: kCorruption, "backup: " + what.
+[[nodiscard]] Error backup_corruption(const std::string& what);
+/// `v` with one decimal ("12.5"), as the restore's steps print seconds and rates.
+[[nodiscard]] std::string one_decimal(double v);
+
 /// Integers above 2^53 lose precision in many JSON readers: the manifest writes them as
 /// decimal strings and reads either form.
 [[nodiscard]] boost::json::value manifest_u64(std::uint64_t v);

@@ -25,8 +25,6 @@ namespace json = boost::json;
 
 namespace {
 
-json::value u64(std::uint64_t v) { return manifest_u64(v); }
-
 // A counter's grid, as its record, definition or config gives it.
 void set_grid(BackedUpSequence& s, const SequenceSpec& spec) {
   s.grid_known = true;
@@ -71,11 +69,11 @@ json::object sequence_json(const BackedUpSequence& s) {
   o["kind"] = kind_name(s.kind);
   if (s.tombstone) o["dropped"] = true;
   if (s.grid_known) {
-    o["start"] = u64(s.start);
-    o["increment"] = u64(s.increment);
-    o["offset"] = u64(s.offset);
-    if (s.max_value != 0) o["max_value"] = u64(s.max_value);
-    if (s.cache != 0) o["cache"] = u64(s.cache);
+    o["start"] = manifest_u64(s.start);
+    o["increment"] = manifest_u64(s.increment);
+    o["offset"] = manifest_u64(s.offset);
+    if (s.max_value != 0) o["max_value"] = manifest_u64(s.max_value);
+    if (s.cache != 0) o["cache"] = manifest_u64(s.cache);
   }
   kind_backup(s.kind).to_json(s, o);
   return o;
@@ -83,10 +81,6 @@ json::object sequence_json(const BackedUpSequence& s) {
 
 Error bad(std::string_view what) {
   return Error{StorageErrc::kCorruption, "backup manifest: " + std::string(what)};
-}
-
-std::optional<std::uint64_t> read_u64(const json::object& o, std::string_view key) {
-  return read_manifest_u64(o, key);
 }
 
 DetailedResult<BackedUpSequence> decode_sequence(const json::value& v) {
@@ -104,13 +98,13 @@ DetailedResult<BackedUpSequence> decode_sequence(const json::value& v) {
   s.kind = *parsed;
   if (const auto* d = o.if_contains("dropped"); d != nullptr && d->is_bool())
     s.tombstone = d->as_bool();
-  if (auto start = read_u64(o, "start")) {
+  if (auto start = read_manifest_u64(o, "start")) {
     s.grid_known = true;
     s.start = *start;
-    s.increment = read_u64(o, "increment").value_or(1);
-    s.offset = read_u64(o, "offset").value_or(1);
-    s.max_value = read_u64(o, "max_value").value_or(0);
-    s.cache = read_u64(o, "cache").value_or(0);
+    s.increment = read_manifest_u64(o, "increment").value_or(1);
+    s.offset = read_manifest_u64(o, "offset").value_or(1);
+    s.max_value = read_manifest_u64(o, "max_value").value_or(0);
+    s.cache = read_manifest_u64(o, "cache").value_or(0);
     if (s.increment == 0) return bad("sequence '" + s.name + "': increment 0");
   }
   if (auto missing = kind_backup(s.kind).from_json(o, s)) return bad(*missing);
@@ -133,7 +127,7 @@ json::object manifest_object(const BackupManifest& m) {
   o["online"] = m.online;
   if (m.format >= 2) {
     o["store_identity"] = m.store_identity;
-    o["store_position"] = u64(m.store_position);
+    o["store_position"] = manifest_u64(m.store_position);
   }
   json::array sequences;
   for (const auto& s : m.sequences) sequences.push_back(sequence_json(s));
@@ -176,14 +170,14 @@ DetailedResult<BackupManifest> decode_manifest(std::string_view text) {
   if (ec || !v.is_object()) return bad("not a JSON object");
   const auto& o = v.as_object();
   BackupManifest m;
-  const auto format = read_u64(o, "format");
+  const auto format = read_manifest_u64(o, "format");
   if (!format || *format < 1 || *format > static_cast<std::uint64_t>(kManifestFormat)) {
     return bad("format is not 1 or " + std::to_string(kManifestFormat));
   }
   m.format = static_cast<int>(*format);
   if (m.format >= 2) {
     const auto* identity = o.if_contains("store_identity");
-    const auto position = read_u64(o, "store_position");
+    const auto position = read_manifest_u64(o, "store_position");
     if (identity == nullptr || !identity->is_string() || !position) {
       return bad("no store_identity / store_position (the checkpoint it describes)");
     }
@@ -205,7 +199,7 @@ DetailedResult<BackupManifest> decode_manifest(std::string_view text) {
   if (const auto* on = o.if_contains("online"); on != nullptr && on->is_bool()) {
     m.online = on->as_bool();
   }
-  m.worker_records = read_u64(o, "worker_records").value_or(0);
+  m.worker_records = read_manifest_u64(o, "worker_records").value_or(0);
   const auto* sequences = o.if_contains("sequences");
   if (sequences == nullptr || !sequences->is_array()) return bad("no sequences array");
   for (const auto& item : sequences->as_array()) {
@@ -236,8 +230,7 @@ DetailedResult<BackupManifest> describe_store(CounterStore& store, std::int64_t 
     const std::string name = key.substr(kDefinitionPrefix.size());
     auto d = decode_definition(name, value);
     if (!d) {
-      return Error{StorageErrc::kCorruption,
-                   "backup: definition of '" + name + "': unreadable record"};
+      return backup_corruption("definition of '" + name + "': unreadable record");
     }
     auto& s = entries.entry(name, d->spec.kind);
     if (kind_takes(d->spec.kind, kind_key::kStart)) set_grid(s, d->spec);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <set>
 #include <utility>
 
@@ -19,12 +18,6 @@ namespace {
 using u128 = unsigned __int128;
 
 constexpr u128 kU64Max = UINT64_MAX;
-
-std::string fixed1(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
 
 }  // namespace
 
@@ -79,7 +72,7 @@ DetailedResult<RestorePlan> plan_restore(const BackupManifest& manifest, Counter
         {std::string(kRestoreFloorStep), "restore_floor",
          "a ticket sequence created later under a name this backup does not hold starts above "
          "what it can have issued in " +
-             fixed1(static_cast<double>(floor.span_ms) / 1000.0) + " s at its max_rate" +
+             one_decimal(static_cast<double>(floor.span_ms) / 1000.0) + " s at its max_rate" +
              (floor.values != 0 ? " plus " + std::to_string(floor.values) + " values" : "") +
              "; a gapless one is refused unless forced"});
   }

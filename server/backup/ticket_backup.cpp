@@ -2,7 +2,6 @@
 // rates; a restore raises every ceiling past what the sequence can have issued since.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 
 #include "server/backup/kind_backup.h"
@@ -18,16 +17,6 @@ constexpr u128 kU64Max = std::numeric_limits<std::uint64_t>::max();
 
 // A tombstone keeps no cache size: the default one (SequenceSpec's) stands in for it.
 constexpr std::uint64_t kDefaultCacheForTombstones = 1000;
-
-std::string fixed1(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
-
-Error corrupt(const std::string& what) {
-  return Error{StorageErrc::kCorruption, "backup: " + what};
-}
 
 // How many values to skip for a ticket sequence or tombstone, and the reason; `bound` when the
 // skip is auto's proven bound (which must fit below max_value).
@@ -52,8 +41,8 @@ Skip skip_for(const BackedUpSequence& s, const SequenceSpec& spec, const Restore
       const u128 rate_values = by_rate >= 1.8e19 ? kU64Max : static_cast<u128>(by_rate);
       const u128 cache_values = u128{2} * spec.cache;
       return {std::max(rate_values, cache_values),
-              "peak (an estimate, not a bound): max(2 x peak " + fixed1(per_second) + "/s x " +
-                  fixed1(elapsed_s) + " s since the backup, 2 x cache " +
+              "peak (an estimate, not a bound): max(2 x peak " + one_decimal(per_second) + "/s x " +
+                  one_decimal(elapsed_s) + " s since the backup, 2 x cache " +
                   std::to_string(spec.cache) + ")"};
     }
     case SkipAhead::Mode::kBound:
@@ -66,9 +55,10 @@ Skip skip_for(const BackedUpSequence& s, const SequenceSpec& spec, const Restore
       RestoreFloor{.span_ms = static_cast<std::uint64_t>(run.elapsed_ms + kRestoreClockMarginMs)},
       spec);
   return {values,
-          "auto: max_rate " + std::to_string(spec.max_rate) + "/s x (" + fixed1(elapsed_s) +
-              " s since the backup + " + fixed1(static_cast<double>(rate_window_us(spec)) / 1e6) +
-              " s window + " + std::to_string(kRestoreClockMarginMs / 1000) + " s clock margin)",
+          "auto: max_rate " + std::to_string(spec.max_rate) + "/s x (" + one_decimal(elapsed_s) +
+              " s since the backup + " +
+              one_decimal(static_cast<double>(rate_window_us(spec)) / 1e6) + " s window + " +
+              std::to_string(kRestoreClockMarginMs / 1000) + " s clock margin)",
           true};
 }
 
@@ -94,7 +84,7 @@ class TicketBackup final : public KindBackup {
     for (const auto& [key, value] : *sequences) {
       const std::string name = key.substr(kSequencePrefix.size());
       auto r = decode_record(name, value);
-      if (!r) return corrupt("ticket sequence '" + name + "': unreadable record");
+      if (!r) return backup_corruption("ticket sequence '" + name + "': unreadable record");
       auto& s = entries.entry(name, SequenceKind::kTicket);
       s.grid_known = true;
       s.start = r->spec.start;
@@ -110,7 +100,7 @@ class TicketBackup final : public KindBackup {
     for (const auto& [key, value] : *tombs) {
       const std::string name = key.substr(kTombstonePrefix.size());
       const auto ceiling = decode_tombstone(value);
-      if (!ceiling) return corrupt("tombstone '" + name + "': unreadable record");
+      if (!ceiling) return backup_corruption("tombstone '" + name + "': unreadable record");
       if (entries.contains(name)) continue;  // re-created above it: the live record decides
       auto& s = entries.entry(name, SequenceKind::kTicket);
       s.tombstone = true;

@@ -1,6 +1,8 @@
 #include "server/core/kind_module.h"
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <iterator>
 #include <string>
 
@@ -15,6 +17,17 @@ const KindModule& kind_module(SequenceKind kind) {
   static const bool in_order = in_kind_order(modules);
   if (!in_order) std::abort();  // a registration row out of place: a programming error
   return *modules[static_cast<std::size_t>(kind)];
+}
+
+bool retry_on_queue(const RetryTimers* retries, std::int64_t retry_at_unix_ms, int attempts,
+                    std::function<void()> again) {
+  constexpr int kMaxAttempts = 1000;
+  if (retries == nullptr || attempts >= kMaxAttempts) return false;
+  const auto now_ms = retries->clock->now_unix_ms();
+  const auto delay =
+      std::chrono::milliseconds(std::clamp<std::int64_t>(retry_at_unix_ms - now_ms, 0, 1000));
+  retries->timers->after(delay, std::move(again));
+  return true;
 }
 
 void KindModule::next_text(const SequenceHandle& /*handle*/, std::string_view name,

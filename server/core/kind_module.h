@@ -34,6 +34,13 @@ struct RetryTimers {
   const Clock* clock = nullptr;
 };
 
+/// Runs `again` on the retry queue at `retry_at_unix_ms` (at most a second from now) and returns
+/// true; false when there is no queue or `attempts` retries (about a second of waiting in all)
+/// were made already, and the caller answers kRetryLater itself. A kind never sleeps on the
+/// caller's thread.
+[[nodiscard]] bool retry_on_queue(const RetryTimers* retries, std::int64_t retry_at_unix_ms,
+                                  int attempts, std::function<void()> again);
+
 /// What the registry lends a kind's module for one call.
 struct KindEnv {
   CounterStore& store;

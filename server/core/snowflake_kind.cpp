@@ -1,7 +1,6 @@
 // Snowflake sequences: time | worker | sequence IDs from a SnowflakeGenerator, which keeps its
 // own high-water mark; configured ones are opened at start-up once the worker ID is known.
 #include <algorithm>
-#include <chrono>
 #include <memory>
 
 #include "server/core/kind_module.h"
@@ -14,22 +13,17 @@ std::shared_ptr<SnowflakeGenerator> as_snowflake(const SequenceHandle& handle) {
   return std::get<std::shared_ptr<SnowflakeGenerator>>(handle);
 }
 
-// One ID, retrying "retry later" answers (a full tick, a short clock step back) on the timer
-// queue a bounded number of times (about a second of waiting), never by sleeping on the
-// caller's thread.
+// One ID, retrying "retry later" answers (a full tick, a short clock step back) on the retry
+// queue.
 void next_id(std::shared_ptr<SnowflakeGenerator> generator, BlockCallback done,
              const RetryTimers* retries, int attempts) {
   auto r = generator->try_next();
   if (r.ok()) return done(Block{r.id, 1, 1});
-  constexpr int kMaxAttempts = 1000;
-  if (r.retry_later() && attempts < kMaxAttempts && retries != nullptr) {
-    const auto now_ms = retries->clock->now_unix_ms();
-    const auto delay =
-        std::chrono::milliseconds(std::clamp<std::int64_t>(r.retry_at_unix_ms - now_ms, 0, 1000));
-    retries->timers->after(delay, [generator = std::move(generator), done = std::move(done),
-                                   retries, attempts]() mutable {
-      next_id(std::move(generator), std::move(done), retries, attempts + 1);
-    });
+  if (r.retry_later() && retry_on_queue(retries, r.retry_at_unix_ms, attempts,
+                                        [generator, done, retries, attempts]() mutable {
+                                          next_id(std::move(generator), std::move(done), retries,
+                                                  attempts + 1);
+                                        })) {
     return;
   }
   if (r.retry_later()) {

@@ -112,7 +112,7 @@ DetailedResult<void> TicketService::open_deferred_definitions() {
 
 DetailedResult<SequenceHandle> TicketService::open_definition(
     const SequenceDefinition& d, std::optional<std::uint64_t> tombstone) {
-  if (runtime_.clock == nullptr || d.spec.kind == SequenceKind::kTicket) {
+  if (runtime_.clock == nullptr) {
     return Error{
         TicketErrc::kInvalidArgument,
         "sequences of kind " + std::string(kind_name(d.spec.kind)) + " cannot be created here"};

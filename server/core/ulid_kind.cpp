@@ -1,8 +1,6 @@
 // ULID sequences (ulid_generator.h): text IDs from the clock and the OS CSPRNG, monotonic within
 // the process; nothing stored but a definition, so a restart relies on the clock and on 80
 // random bits (docs/ulid.md says what that does and does not promise).
-#include <algorithm>
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,21 +28,15 @@ struct UlidCall {
 };
 
 void take_ids(std::shared_ptr<UlidCall> call) {
-  // At most about a second of waiting in all, like a Snowflake sequence's retries.
-  constexpr int kMaxAttempts = 1000;
   while (call->ids.size() < call->count) {
     auto r = call->generator->try_next();
     if (r.ok()) {
       call->ids.push_back(call->form == TextForm::kHex ? ulid_to_hex(r.id) : ulid_to_string(r.id));
       continue;
     }
-    const RetryTimers* retries = call->retries;
-    if (r.retry_later() && call->attempts < kMaxAttempts && retries != nullptr) {
-      ++call->attempts;
-      const auto now_ms = retries->clock->now_unix_ms();
-      const auto delay =
-          std::chrono::milliseconds(std::clamp<std::int64_t>(r.retry_at_unix_ms - now_ms, 0, 1000));
-      retries->timers->after(delay, [call]() mutable { take_ids(std::move(call)); });
+    // The count goes up before the retry is queued: the queue's thread may run it at once.
+    if (r.retry_later() && retry_on_queue(call->retries, r.retry_at_unix_ms, call->attempts++,
+                                          [call]() mutable { take_ids(std::move(call)); })) {
       return;
     }
     if (r.retry_later()) {
