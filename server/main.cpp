@@ -25,6 +25,7 @@
 #include "server/base/log.h"
 #include "server/core/sequence_spec.h"
 #include "server/migrate/import_command.h"
+#include "server/plan/plan_command.h"
 #include "server/restride/restride_command.h"
 
 #ifndef TICKETD_VERSION
@@ -44,6 +45,7 @@ constexpr const char* kUsage =
     "       ticketd hash-password | hash-token   (the secret on stdin)\n"
     "       ticketd import --from mysql://USER@HOST:PORT/DB --data-dir DIR  (import --help)\n"
     "       ticketd restride --sequence NAME --servers HOST:PORT,...  (restride --help)\n"
+    "       ticketd plan --kind KIND [--ids-per-second N] [--years Y]  (plan --help)\n"
     "       ticketd --help | --version\n"
     "\n"
     "  --config FILE            YAML configuration (see docs/operations.md for every key)\n"
@@ -100,6 +102,9 @@ std::optional<int> run_own_command(int argc, char** argv) {
   }
   if (argc >= 2 && std::string_view(argv[1]) == "restride") {
     return restride_command(argc, argv, stdout, stderr);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "plan") {
+    return plan_command(argc, argv, stdout, stderr);
   }
   return std::nullopt;
 }

@@ -6,6 +6,7 @@
 
 #include "server/base/log.h"
 #include "server/core/gapless_sequence.h"
+#include "server/core/kind_module.h"
 #include "server/core/snowflake_generator.h"
 #include "server/net/asio_support.h"
 
@@ -14,12 +15,12 @@ namespace asio = boost::asio;
 
 namespace {
 
-// Keeps every Snowflake high-water mark ahead of the clock (a durable write every few hundred
-// ms per generator, group-committed).
+// Keeps every Snowflake high-water mark and ULID mark ahead of the clock (a durable write
+// every few hundred ms per sequence, group-committed), through the kinds' modules.
 asio::awaitable<void> refresh_high_water_marks(asio::io_context& ioc, TicketService& service) {
   asio::steady_timer timer(ioc);
   for (;;) {
-    for (const auto& g : service.snowflakes()) (void)g->refresh();  // false: still fresh
+    for (const auto& [_, handle] : service.handles()) kind_module(handle).refresh(handle);
     timer.expires_after(std::chrono::milliseconds(250));
     auto [ec] = co_await timer.async_wait(net::use_nothrow);
     if (ec) co_return;

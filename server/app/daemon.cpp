@@ -123,10 +123,10 @@ int Daemon::run() {
   pool.run();
 
   // Resigns (revokes the lease) when still leading, so a standby takes over at once; first
-  // the Snowflake marks come down to the last tick used (fenced: only while still leading),
+  // the Snowflake and ULID marks come down to the newest ID (fenced: only while still leading),
   // so the next leader does not wait out the margin.
   if (election) {
-    engine.close_snowflakes();
+    engine.close_time_marks();
     election->stop();
   }
   reloader.stop();

@@ -255,10 +255,10 @@ StartupResult<void> Engine::start_worker_lease() {
   return {};
 }
 
-void Engine::close_snowflakes() {
-  for (const auto& g : service_.snowflakes()) {
-    if (auto r = g->close(); !r) {
-      log::warn("snowflake '" + g->name() + "': " + r.error().message, {{"sequence", g->name()}});
+void Engine::close_time_marks() {
+  for (const auto& [name, handle] : service_.handles()) {
+    if (auto r = kind_module(handle).close(handle); !r) {
+      log::warn(r.error().message, {{"sequence", name}});
     }
   }
 }
@@ -297,9 +297,9 @@ StartupResult<void> Engine::add_worker_pools() {
 }
 
 void Engine::stop() {
-  // Lower each Snowflake high-water mark to the last tick used, so a restart barely waits
-  // (done already, before resigning, by an etcd leader: then this does nothing).
-  close_snowflakes();
+  // Lower each Snowflake and ULID mark to the newest ID, so a restart barely waits (done
+  // already, before resigning, by an etcd leader: then this does nothing).
+  close_time_marks();
   retries_.stop();
   store_reads_.stop();
   // Revoke the worker-ID lease: the ID is free at once, its mark stays for the next holder.

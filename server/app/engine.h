@@ -67,9 +67,10 @@ class Engine {
   /// stored leases. Called once per process (a deposed leader restarts).
   [[nodiscard]] DetailedResult<void> take_over(std::int64_t revision);
 
-  /// Lowers each Snowflake high-water mark to the last tick used and issues no more Snowflake
-  /// IDs. An etcd leader calls it before resigning, so the next leader barely waits.
-  void close_snowflakes();
+  /// Closes every sequence through its kind's module: each Snowflake high-water mark and ULID
+  /// mark comes down to the newest ID, and those kinds issue no more. An etcd leader calls it
+  /// before resigning, so the next leader barely waits.
+  void close_time_marks();
 
   /// After the io_context's threads joined: closes the Snowflakes, stops the background threads,
   /// revokes the worker-ID lease, commits what is queued and answers gapless waiters.

@@ -50,7 +50,7 @@ DetailedResult<void> KindBackup::plan(const BackedUpSequence& s, RestoreRun& run
 
 namespace {
 
-// A kind with nothing of its own in a backup (UUIDv7, ULID: time and randomness).
+// A kind with nothing of its own in a backup (UUIDv7: time and randomness).
 class AsItIs final : public KindBackup {
  public:
   explicit AsItIs(SequenceKind kind) : kind_(kind) {}
@@ -64,10 +64,9 @@ class AsItIs final : public KindBackup {
 
 const KindBackup& kind_backup(SequenceKind kind) {
   static const AsItIs uuidv7(SequenceKind::kUuidV7);
-  static const AsItIs ulid(SequenceKind::kUlid);
   // One row per kind, in SequenceKind's order (checked at first use).
   static const std::array<const KindBackup*, std::size(kSequenceKindRows)> rows = {
-      &ticket_backup(), &gapless_backup(), &snowflake_backup(), &uuidv7, &ulid};
+      &ticket_backup(), &gapless_backup(), &snowflake_backup(), &uuidv7, &ulid_backup()};
   static const bool in_order = in_kind_order(rows);
   if (!in_order) std::abort();  // a registration row out of place: a programming error
   return *rows[static_cast<std::size_t>(kind)];

@@ -1,8 +1,9 @@
 // A sequence kind's part of backup and restore, one implementation per kind (ticket_backup.cpp,
-// gapless_backup.cpp, snowflake_backup.cpp; a kind with nothing of its own restores as it is):
-// how its stored keys read into a manifest entry, its fields in the manifest, how the manifest's
-// entry is checked against the checkpoint's, and its restore rule. describe_store, the manifest
-// codec, reconcile and plan_restore iterate over these and never switch on a kind.
+// gapless_backup.cpp, snowflake_backup.cpp, ulid_backup.cpp; a kind with nothing of its own
+// restores as it is): how its stored keys read into a manifest entry, its fields in the manifest,
+// how the manifest's entry is checked against the checkpoint's, and its restore rule.
+// describe_store, the manifest codec, reconcile and plan_restore iterate over these and never
+// switch on a kind.
 #pragma once
 
 #include <boost/json/object.hpp>
@@ -113,6 +114,7 @@ class KindBackup {
 [[nodiscard]] const KindBackup& ticket_backup();
 [[nodiscard]] const KindBackup& gapless_backup();
 [[nodiscard]] const KindBackup& snowflake_backup();
+[[nodiscard]] const KindBackup& ulid_backup();
 
 /// The error of a store whose keys do not read: kCorruption, "backup: " + what.
 [[nodiscard]] Error backup_corruption(const std::string& what);

@@ -36,6 +36,8 @@ struct BackedUpSequence {
   std::optional<std::uint64_t> highest_committed;  // gapless: committed or voided
   std::optional<std::uint64_t> highest_reserved;   // gapless
   std::size_t reserved = 0;                        // gapless: reservations in flight
+  std::optional<std::int64_t> mark_unix_ms;        // ulid: the durable mark
+  std::optional<std::int64_t> mark_written_at_ms;  // ulid: the clock when it was written
   friend bool operator==(const BackedUpSequence&, const BackedUpSequence&) = default;
 };
 

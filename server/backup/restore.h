@@ -43,7 +43,8 @@ struct RestoreOptions {
 /// One restore action, for the command's output and the audit trail.
 struct RestoreStep {
   std::string sequence;
-  std::string event;   // "sequence_restored_skip" | "gapless_restored" | "restored_as_is"
+  std::string event;   // "sequence_restored_skip" | "gapless_restored" | "ulid_mark_raised" |
+                       // "restored_as_is"
   std::string detail;  // what changed and why, one line
 };
 
@@ -63,6 +64,7 @@ struct RestorePlan {
 /// - gapless sequences: only with a stated last number, which must be on the grid and at or above
 ///   every number the backup shows committed; the state becomes "everything up to it committed",
 ///   reservations dropped, voids kept;
+/// - ULID sequences: each mark raised by the backup's age (IDs resume above it);
 /// - Snowflake and UUIDv7 sequences and worker leases: as they are (time-based; a worker ID's
 ///   high-water mark still holds);
 /// - names the backup does not hold: the store's RestoreFloor grows by the backup's age plus the

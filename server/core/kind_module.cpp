@@ -22,8 +22,12 @@ const KindModule& kind_module(SequenceKind kind) {
 bool retry_on_queue(const RetryTimers* retries, std::int64_t retry_at_unix_ms, int attempts,
                     std::function<void()> again) {
   constexpr int kMaxAttempts = 1000;
+  // A longer wait (a clock far behind a mark) is answered at once: holding the request that
+  // long would only tie up the client.
+  constexpr std::int64_t kMaxWaitMs = 5000;
   if (retries == nullptr || attempts >= kMaxAttempts) return false;
   const auto now_ms = retries->clock->now_unix_ms();
+  if (retry_at_unix_ms - now_ms > kMaxWaitMs) return false;
   const auto delay =
       std::chrono::milliseconds(std::clamp<std::int64_t>(retry_at_unix_ms - now_ms, 0, 1000));
   retries->timers->after(delay, std::move(again));

@@ -34,10 +34,10 @@ struct RetryTimers {
   const Clock* clock = nullptr;
 };
 
-/// Runs `again` on the retry queue at `retry_at_unix_ms` (at most a second from now) and returns
-/// true; false when there is no queue or `attempts` retries (about a second of waiting in all)
-/// were made already, and the caller answers kRetryLater itself. A kind never sleeps on the
-/// caller's thread.
+/// Runs `again` on the retry queue at `retry_at_unix_ms` (at most a second from now: a later
+/// time is tried again after a second) and returns true; false when there is no queue,
+/// `attempts` retries were made already, or `retry_at_unix_ms` is more than 5 s away, and the
+/// caller answers kRetryLater itself. A kind never sleeps on the caller's thread.
 [[nodiscard]] bool retry_on_queue(const RetryTimers* retries, std::int64_t retry_at_unix_ms,
                                   int attempts, std::function<void()> again);
 
@@ -105,6 +105,14 @@ class KindModule {
   [[nodiscard]] virtual std::optional<std::uint64_t> retire(const SequenceHandle& handle) const = 0;
   /// What a drop deletes besides the definition (a ticket sequence's record).
   [[nodiscard]] virtual std::vector<Mutation> drop_writes(std::string_view /*name*/) const {
+    return {};
+  }
+  /// Background upkeep a few times a second (a time kind raises its durable mark ahead of the
+  /// clock, so that an idle sequence's next caller does not wait for a write).
+  virtual void refresh(const SequenceHandle& /*handle*/) const {}
+  /// A clean shutdown: stops it and writes what lets the next start resume without waiting
+  /// (a time kind lowers its mark to the newest ID). Blocks for a commit.
+  [[nodiscard]] virtual DetailedResult<void> close(const SequenceHandle& /*handle*/) const {
     return {};
   }
   /// The sequence to serve again when a drop's write did not land (the same one, unless

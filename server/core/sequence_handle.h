@@ -20,7 +20,7 @@
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_sequence.h"
 #include "server/core/timer_queue.h"
-#include "server/core/ulid_generator.h"
+#include "server/core/ulid_sequence.h"
 #include "server/core/uuidv7_generator.h"
 
 namespace ticketd {
@@ -29,7 +29,7 @@ namespace ticketd {
 using SequenceHandle =
     std::variant<std::shared_ptr<TicketSequence>, std::shared_ptr<GaplessSequence>,
                  std::shared_ptr<SnowflakeGenerator>, std::shared_ptr<UuidV7Generator>,
-                 std::shared_ptr<UlidGenerator>>;
+                 std::shared_ptr<UlidSequence>>;
 
 // The handle's alternatives are listed in SequenceKind's order, so the index is the kind.
 namespace detail {
@@ -42,7 +42,7 @@ static_assert(detail::alternative_is<SequenceKind::kTicket, TicketSequence> &&
               detail::alternative_is<SequenceKind::kGapless, GaplessSequence> &&
               detail::alternative_is<SequenceKind::kSnowflake, SnowflakeGenerator> &&
               detail::alternative_is<SequenceKind::kUuidV7, UuidV7Generator> &&
-              detail::alternative_is<SequenceKind::kUlid, UlidGenerator> &&
+              detail::alternative_is<SequenceKind::kUlid, UlidSequence> &&
               std::variant_size_v<SequenceHandle> == std::size(kAllSequenceKinds));
 
 /// The kind of sequence a handle holds.

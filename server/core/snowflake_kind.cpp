@@ -86,6 +86,13 @@ class SnowflakeKind final : public KindModule {
                          std::to_string(l.sequence_bits) + " bits)";
   }
 
+  void refresh(const SequenceHandle& handle) const override {
+    (void)as_snowflake(handle)->refresh();  // false: still fresh
+  }
+  DetailedResult<void> close(const SequenceHandle& handle) const override {
+    return as_snowflake(handle)->close();
+  }
+
   // Its high-water mark stays in the store (a new Snowflake sequence of the name starts after
   // it); the tombstone keeps a counter of that name above every ID it may have used.
   std::optional<std::uint64_t> retire(const SequenceHandle& handle) const override {

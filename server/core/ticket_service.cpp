@@ -265,6 +265,16 @@ std::vector<std::shared_ptr<GaplessSequence>> TicketService::gapless() const {
   return handles_of<GaplessSequence>(sequences_);
 }
 
+std::vector<std::pair<std::string, SequenceHandle>> TicketService::handles() const {
+  std::vector<std::pair<std::string, SequenceHandle>> out;
+  {
+    std::shared_lock lock(mutex_);
+    out.assign(sequences_.begin(), sequences_.end());
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
 std::vector<std::shared_ptr<SnowflakeGenerator>> TicketService::snowflakes() const {
   std::shared_lock lock(mutex_);
   return handles_of<SnowflakeGenerator>(sequences_);

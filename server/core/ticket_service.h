@@ -121,6 +121,9 @@ class TicketService {
   [[nodiscard]] std::vector<SequenceInfo> list() const;
   [[nodiscard]] std::vector<std::shared_ptr<SnowflakeGenerator>> snowflakes() const;
   [[nodiscard]] std::vector<std::shared_ptr<GaplessSequence>> gapless() const;
+  /// Every sequence of every kind, by name (background upkeep and shutdown iterate over these
+  /// through their kinds' modules).
+  [[nodiscard]] std::vector<std::pair<std::string, SequenceHandle>> handles() const;
   /// Every sequence of every kind, by name.
   [[nodiscard]] std::vector<SequenceDescription> describe_all() const;
   [[nodiscard]] std::optional<SequenceDescription> describe(std::string_view name) const;

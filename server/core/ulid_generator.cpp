@@ -89,10 +89,11 @@ ErrorCode getrandom_fill(std::span<std::uint8_t> out) {
 bool UlidNext::retry_later() const { return error.code == TicketErrc::kRetryLater; }
 
 UlidGenerator::UlidGenerator(const Clock& clock, UlidOptions options)
-    : clock_(clock), options_(std::move(options)) {
+    : clock_(clock), options_(std::move(options)), ceiling_ms_(options_.ceiling_ms) {
   if (options_.last_issued) {
     last_ = *options_.last_issued;
     last_ms_ = ulid_unix_ms(last_);
+    restored_ = options_.restored_reading_ms.has_value();
   }
 }
 
@@ -126,11 +127,16 @@ UlidNext UlidGenerator::behind_locked(std::int64_t now, bool full) {
   // The clock reads earlier than the last ID (kFail or kWait). At last_ms_ the next ID is the
   // last + 1, unless the random part is used up: then only the millisecond after it will do.
   const std::int64_t resume_at = full ? last_ms_ + 1 : last_ms_;
+  // Behind a restored mark, waiting up to the margin is the normal cost of a restart: only a
+  // clock behind the previous run's own last reading is a regression.
+  const std::int64_t reference = restored_ ? *options_.restored_reading_ms : last_ms_;
+  const std::int64_t behind = (restored_ ? reference : resume_at) - now;
   const bool refused =
-      options_.policy == ClockPolicy::kFail || resume_at - now > options_.max_backward_ms;
+      behind > 0 && (options_.policy == ClockPolicy::kFail || behind > options_.max_backward_ms);
   if (!refused) return retry(resume_at, "clock behind");
   std::string message = who() + "the clock (" + format_utc_ms(now) + ") is " +
-                        std::to_string(last_ms_ - now) + " ms behind the last ULID; policy " +
+                        std::to_string(reference - now) + " ms behind " +
+                        (restored_ ? "the previous run" : "the last ULID") + "; policy " +
                         std::string(policy_name(options_.policy));
   if (options_.policy == ClockPolicy::kWait) {
     message += " (max_backward_ms " + std::to_string(options_.max_backward_ms) + ")";
@@ -160,6 +166,14 @@ UlidNext UlidGenerator::fresh_locked(std::int64_t unix_ms, std::int64_t now) {
 }
 
 UlidNext UlidGenerator::issue_locked(const Ulid& id) {
+  if (ceiling_ms_ && ulid_unix_ms(id) > *ceiling_ms_) {
+    // Not handed out: the durable mark does not cover it yet (its random bytes are discarded).
+    ++stats_.ceiling_waits;
+    UlidNext wait = retry(clock_.now_unix_ms() + 1, "mark pending");
+    wait.over_ceiling_ms = ulid_unix_ms(id);
+    return wait;
+  }
+  restored_ = false;
   last_ = id;
   last_ms_ = ulid_unix_ms(id);
   ++stats_.issued;
@@ -175,6 +189,11 @@ void UlidGenerator::raise_floor(const Ulid& floor) {
   if (last_ms_ >= 0 && floor <= last_) return;
   last_ = floor;
   last_ms_ = ulid_unix_ms(floor);
+}
+
+void UlidGenerator::raise_ceiling(std::int64_t ms) {
+  std::lock_guard lock(mutex_);
+  if (ceiling_ms_ && *ceiling_ms_ < ms) ceiling_ms_ = ms;
 }
 
 Ulid UlidGenerator::last_issued() const {

@@ -43,6 +43,14 @@ struct UlidOptions {
   /// starts as if it had just issued it, so every ID sorts after it whatever the clock reads;
   /// a clock behind it is judged by the policy as any clock behind the last ID.
   std::optional<Ulid> last_issued{};
+  /// Set when last_issued is a previous run's durable mark rather than an ID it issued: that
+  /// run's last clock reading (the mark's written_at). Being behind the floor is then the
+  /// normal wait of a restart; only a clock behind this reading is a regression the policy
+  /// judges (as a Snowflake generator resumes above its high-water mark).
+  std::optional<std::int64_t> restored_reading_ms{};
+  /// The highest millisecond an ID may use until raise_ceiling() moves it (a durable mark that
+  /// must cover every ID before it is handed out); none: unbounded.
+  std::optional<std::int64_t> ceiling_ms{};
   /// Empty: getrandom_fill. Tests pass a fixed source. Called under the generator's lock for
   /// kRandomPoolBytes at a time.
   UlidRandomSource random{};
@@ -55,6 +63,8 @@ struct UlidNext {
   Ulid id{};
   Error error;  // empty code on success
   std::int64_t retry_at_unix_ms = 0;
+  /// With kRetryLater because the ID would pass the ceiling: the millisecond it needed.
+  std::int64_t over_ceiling_ms = 0;
 
   [[nodiscard]] bool ok() const { return !error.code; }
   [[nodiscard]] bool retry_later() const;
@@ -65,6 +75,7 @@ struct UlidStats {
   std::uint64_t issued = 0;
   std::uint64_t overflows = 0;  // calls that found their millisecond's random part used up
   std::uint64_t clock_backward_events = 0;  // readings lower than the previous one
+  std::uint64_t ceiling_waits = 0;          // calls told to retry: the ID would pass the ceiling
 };
 
 /// Issues ULIDs for one sequence, each sorting after the previous one (as bytes and as text).
@@ -102,6 +113,8 @@ class UlidGenerator {
 
   /// Never issue an ID at or below `floor` from now on (a no-op when the last ID is above it).
   void raise_floor(const Ulid& floor);
+  /// Lets IDs use milliseconds up to `ms` (a no-op when the ceiling is higher or unbounded).
+  void raise_ceiling(std::int64_t ms);
 
   /// The newest ID issued, or the floor when that is higher; all zero before either. What a
   /// backup records and a restore passes back as UlidOptions::last_issued.
@@ -129,6 +142,8 @@ class UlidGenerator {
   Ulid last_{};                     // the newest ID issued, or the floor
   std::int64_t last_ms_ = -1;       // its timestamp; -1: neither yet
   std::int64_t last_reading_ = -1;  // the previous clock reading (regression detection)
+  std::optional<std::int64_t> ceiling_ms_;
+  bool restored_ = false;  // last_ is a previous run's mark: see UlidOptions::restored_reading_ms
   std::array<std::uint8_t, kRandomPoolBytes> pool_{};
   std::size_t pool_next_ = kRandomPoolBytes;  // first unused byte of pool_
   UlidStats stats_;

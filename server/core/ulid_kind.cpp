@@ -1,24 +1,25 @@
-// ULID sequences (ulid_generator.h): text IDs from the clock and the OS CSPRNG, monotonic within
-// the process; nothing stored but a definition, so a restart relies on the clock and on 80
-// random bits (docs/ulid.md says what that does and does not promise).
+// ULID sequences (ulid_sequence.h): text IDs from the clock and the OS CSPRNG, monotonic within
+// the process and, through a durable mark kept ahead of the newest ID, across restarts,
+// failovers and restores (docs/ulid.md says what that does and does not promise).
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "server/base/utc_time.h"
 #include "server/core/kind_module.h"
 #include "server/core/ticket_errc.h"
 
 namespace ticketd {
 namespace {
 
-std::shared_ptr<UlidGenerator> as_ulid(const SequenceHandle& handle) {
-  return std::get<std::shared_ptr<UlidGenerator>>(handle);
+std::shared_ptr<UlidSequence> as_ulid(const SequenceHandle& handle) {
+  return std::get<std::shared_ptr<UlidSequence>>(handle);
 }
 
 // The IDs still to take for one call, and what it has so far: the state of a call that waits
 // on the retry queue (an exhausted millisecond, a short clock step back under kWait).
 struct UlidCall {
-  std::shared_ptr<UlidGenerator> generator;
+  std::shared_ptr<UlidSequence> sequence;
   std::uint64_t count = 0;
   TextForm form = TextForm::kCanonical;
   std::vector<std::string> ids;
@@ -29,7 +30,7 @@ struct UlidCall {
 
 void take_ids(std::shared_ptr<UlidCall> call) {
   while (call->ids.size() < call->count) {
-    auto r = call->generator->try_next();
+    auto r = call->sequence->try_next();
     if (r.ok()) {
       call->ids.push_back(call->form == TextForm::kHex ? ulid_to_hex(r.id) : ulid_to_string(r.id));
       continue;
@@ -42,7 +43,7 @@ void take_ids(std::shared_ptr<UlidCall> call) {
     if (r.retry_later()) {
       return call->done(Error{
           TicketErrc::kRetryLater,
-          "ULID sequence '" + call->generator->name() + "' cannot issue yet: " + r.error.message});
+          "ULID sequence '" + call->sequence->name() + "' cannot issue yet: " + r.error.message});
     }
     return call->done(r.error);
   }
@@ -56,11 +57,13 @@ class UlidKind final : public KindModule {
   DetailedResult<SequenceHandle> open(const SequenceDefinition& definition,
                                       std::optional<std::uint64_t> /*tombstone*/,
                                       const KindEnv& env) const override {
-    UlidOptions options;
+    UlidSequenceOptions options;
     options.name = definition.spec.name;
     options.policy = env.runtime.clock_policy;
     options.max_backward_ms = env.runtime.max_backward_ms;
-    return SequenceHandle{std::make_shared<UlidGenerator>(*env.runtime.clock, std::move(options))};
+    auto s = UlidSequence::open(std::move(options), env.store, env.committer, *env.runtime.clock);
+    if (!s) return s.error();
+    return SequenceHandle{std::move(*s)};
   }
 
   // ULIDs are not integers: the front ends take them through next_text().
@@ -69,14 +72,15 @@ class UlidKind final : public KindModule {
     const std::string n(name);
     done(Error{TicketErrc::kWrongKind, "sequence '" + n +
                                            "' is a ulid sequence: its IDs are text, not "
-                                           "integers; use POST /v1/sequences/" +
-                                           n + "/next over HTTP"});
+                                           "integers; use SELECT NEXTVAL(" +
+                                           n + ") over MySQL or POST /v1/sequences/" + n +
+                                           "/next over HTTP"});
   }
 
   void next_text(const SequenceHandle& handle, std::string_view /*name*/, std::uint64_t count,
                  TextForm form, TextIdsCallback done, const KindEnv& env) const override {
     auto call = std::make_shared<UlidCall>();
-    call->generator = as_ulid(handle);
+    call->sequence = as_ulid(handle);
     call->count = count;
     call->form = form;
     call->ids.reserve(count);
@@ -91,19 +95,27 @@ class UlidKind final : public KindModule {
   }
 
   void describe(const SequenceHandle& handle, SequenceDescription& out) const override {
-    const auto g = as_ulid(handle);
-    const auto stats = g->stats();
+    const auto s = as_ulid(handle);
+    const UlidGenerator& g = s->generator();
+    const auto stats = g.stats();
     out.fields = {
-        {"clock_policy", std::string(policy_name(g->policy()))},
+        {"clock_policy", std::string(policy_name(g.policy()))},
         {"issued", std::to_string(stats.issued)},
         {"last_issued",
-         stats.issued == 0 ? DescribedValue{} : DescribedValue{ulid_to_string(g->last_issued())}},
+         stats.issued == 0 ? DescribedValue{} : DescribedValue{ulid_to_string(g.last_issued())}},
+        {"mark", format_utc_ms(s->mark_stats().mark_unix_ms)},
     };
-    out.comment_detail = " (clock policy " + std::string(policy_name(g->policy())) + ")";
+    out.comment_detail = " (clock policy " + std::string(policy_name(g.policy())) + ")";
   }
 
+  // Its mark stays in the store: a new ULID sequence of the name resumes above it.
   std::optional<std::uint64_t> retire(const SequenceHandle& /*handle*/) const override {
     return std::nullopt;
+  }
+
+  void refresh(const SequenceHandle& handle) const override { (void)as_ulid(handle)->refresh(); }
+  DetailedResult<void> close(const SequenceHandle& handle) const override {
+    return as_ulid(handle)->close();
   }
 };
 

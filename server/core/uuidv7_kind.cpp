@@ -27,8 +27,9 @@ class UuidV7Kind final : public KindModule {
     done(Error{TicketErrc::kWrongKind,
                "sequence '" + n +
                    "' is a uuidv7 sequence: its IDs are UUIDs, not integers; use SELECT "
-                   "UUID_V7() over MySQL, or POST /v1/sequences/" +
-                   n + "/next over HTTP"});
+                   "NEXTVAL(" +
+                   n + ") or SELECT UUID_V7() over MySQL, or POST /v1/sequences/" + n +
+                   "/next over HTTP"});
   }
 
   void next_text(const SequenceHandle& handle, std::string_view /*name*/, std::uint64_t count,

@@ -131,6 +131,14 @@ Metrics::Metrics(const TicketService& tickets, GroupCommitter& committer, const 
                                    "1 while the leased worker ID of a Snowflake sequence may be "
                                    "used, 0 when the lease is lost or may have expired "
                                    "(leased worker IDs only)")),
+      ulid_events_(counter(*registry_, "ticketd_ulid_events_total",
+                           "ULID sequence events per sequence: issued, overflow (a "
+                           "millisecond's random part used up), clock_backward, mark_wait, "
+                           "mark_write, mark_write_failure")),
+      ulid_ahead_(gauge(*registry_, "ticketd_ulid_ahead_seconds",
+                        "How far the newest ULID's time is ahead of the clock")),
+      ulid_mark_(gauge(*registry_, "ticketd_ulid_mark_ahead_seconds",
+                       "How far the durable mark of a ULID sequence is ahead of the clock")),
       commit_seconds_(histogram(*registry_, "ticketd_durable_write_duration_seconds",
                                 "Latency of each synced commit (fsync, or etcd txn)")),
       commit_group_size_(histogram(*registry_, "ticketd_durable_write_group_size",
@@ -370,6 +378,32 @@ void Metrics::refresh_snowflakes_locked() {
   }
 }
 
+void Metrics::refresh_ulids_locked() {
+  for (const auto& entry : tickets_.handles()) {
+    const std::string& name = entry.first;
+    const auto* s = std::get_if<std::shared_ptr<UlidSequence>>(&entry.second);
+    if (s == nullptr) continue;
+    const UlidCounts now{(*s)->generator().stats(), (*s)->mark_stats()};
+    auto& before = ulid_last_[name];
+    auto add = [&](const char* event, std::uint64_t a, std::uint64_t b) {
+      ulid_events_.Add({{"sequence", name}, {"event", event}}).Increment(grown(a, b));
+    };
+    add("issued", now.ids.issued, before.ids.issued);
+    add("overflow", now.ids.overflows, before.ids.overflows);
+    add("clock_backward", now.ids.clock_backward_events, before.ids.clock_backward_events);
+    add("mark_wait", now.ids.ceiling_waits, before.ids.ceiling_waits);
+    add("mark_write", now.mark.mark_writes, before.mark.mark_writes);
+    add("mark_write_failure", now.mark.mark_write_failures, before.mark.mark_write_failures);
+    const auto at = clock_.now_unix_ms();
+    const auto newest = now.ids.issued == 0 ? at : ulid_unix_ms((*s)->generator().last_issued());
+    ulid_ahead_.Add({{"sequence", name}})
+        .Set(static_cast<double>(std::max<std::int64_t>(0, newest - at)) / 1000.0);
+    ulid_mark_.Add({{"sequence", name}})
+        .Set(static_cast<double>(now.mark.mark_unix_ms - at) / 1000.0);
+    before = now;
+  }
+}
+
 void Metrics::refresh_gapless_locked() {
   std::set<std::string, std::less<>> live;
   for (const auto& g : tickets_.gapless()) {
@@ -425,6 +459,7 @@ std::string Metrics::serialize() {
   std::lock_guard lock(scrape_mutex_);
   refresh_engine_locked();
   refresh_snowflakes_locked();
+  refresh_ulids_locked();
   refresh_gapless_locked();
   refresh_workers_and_role_locked();
   return prometheus::TextSerializer().Serialize(registry_->Collect());

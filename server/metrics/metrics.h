@@ -77,6 +77,7 @@ class Metrics {
   };
   void refresh_engine_locked();
   void refresh_snowflakes_locked();
+  void refresh_ulids_locked();
   void refresh_gapless_locked();
   void refresh_workers_and_role_locked();
   void on_commit(const GroupCommitter::CommitSample& sample);
@@ -108,6 +109,9 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& snowflake_events_;
   prometheus::Family<prometheus::Gauge>& snowflake_ahead_;
   prometheus::Family<prometheus::Gauge>& snowflake_lease_valid_;
+  prometheus::Family<prometheus::Counter>& ulid_events_;
+  prometheus::Family<prometheus::Gauge>& ulid_ahead_;
+  prometheus::Family<prometheus::Gauge>& ulid_mark_;
   prometheus::Family<prometheus::Histogram>& commit_seconds_;
   prometheus::Family<prometheus::Histogram>& commit_group_size_;
   prometheus::Family<prometheus::Gauge>& gapless_pending_;
@@ -136,6 +140,11 @@ class Metrics {
   GroupCommitter::Stats last_stats_;
   std::map<std::string, SequenceSample, std::less<>> samples_;
   std::map<std::string, SnowflakeStats, std::less<>> snowflake_last_;
+  struct UlidCounts {
+    UlidStats ids;
+    UlidMarkStats mark;
+  };
+  std::map<std::string, UlidCounts, std::less<>> ulid_last_;
   std::map<std::string, GaplessCounts, std::less<>> gapless_last_;
   const WorkerPoolService* workers_ = nullptr;
   const ServingGate* gate_ = nullptr;

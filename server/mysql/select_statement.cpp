@@ -10,6 +10,7 @@
 #include "server/base/utc_time.h"
 #include "server/core/ticket_errc.h"
 #include "server/mysql/error_mapping.h"
+#include "server/mysql/result_columns.h"
 #include "server/mysql/server_variables.h"
 #include "server/mysql/statement_handlers.h"
 
@@ -172,6 +173,9 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
         });
         return;
       }
+      if (auto kind = ex().tickets.kind_of(*name); kind && !kind_row(*kind).integer_ids) {
+        return next_text(i, *name);
+      }
       ex().tickets.next(
           *name, 1,
           call.resume<DetailedResult<Block>>([self, i, n = *name](DetailedResult<Block> b) {
@@ -214,6 +218,26 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
     } else {
       ex().tickets.advance_to(*name, value, std::move(then));
     }
+  }
+
+  // NEXTVAL of a sequence whose IDs are text (UUIDv7, ULID): the column is text, chosen here
+  // because the kind is the engine's to know when the statement runs (a prepared statement
+  // described it as an integer; the execution's column definitions say text).
+  void next_text(std::size_t i, const std::string& name) {
+    ex().tickets.next_text(
+        name, 1, TextForm::kCanonical,
+        call.resume<DetailedResult<std::vector<std::string>>>(
+            [self = shared_from_this(), i, name](DetailedResult<std::vector<std::string>> ids) {
+              if (!ids) return self->finish(to_err(ids.error(), self->ex().qualified(name)));
+              self->ex().issued(name, 1);
+              std::vector<Column> columns = self->result.columns.get();
+              columns.at(i).kind =
+                  column_kind(sql::ResultColumn{columns[i].name, sql::ColumnType::kText},
+                              self->ex().settings, self->s());
+              self->result.columns = std::move(columns);
+              self->row.emplace_back(std::move(ids->front()));
+              self->resumed(i + 1);
+            }));
   }
 
   void finish(QueryResult&& r) { call.done(std::move(r)); }

@@ -19,7 +19,7 @@ FLAG = r"(?<![\w-])--[a-z][a-z-]*"
 # `json` ... blocks are output or data, never command lines.
 SHELL_INFO = {"", "sh", "bash", "shell", "console", "shell-session", "sh-session"}
 # A subcommand that has its own `ticketd NAME --help`; every other one is in `ticketd --help`.
-OWN_HELP = ("import", "restride")
+OWN_HELP = ("import", "restride", "plan")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)")
 HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 # [text](target) and ![alt](target), the text possibly over several lines; "title" allowed.

@@ -37,10 +37,10 @@ class Usage(unittest.TestCase):
         cls.own_help = sorted(set(re.findall(r"\(([a-z-]+) --help\)", cls.help)))
 
     def test_commands_are_known(self):
-        for command in ("verify", "backup", "restore", "import", "restride", "hash-password",
-                        "hash-token"):
+        for command in ("verify", "backup", "restore", "import", "restride", "plan",
+                        "hash-password", "hash-token"):
             self.assertIn(command, self.help)
-        self.assertEqual(self.own_help, ["import", "restride"])
+        self.assertEqual(self.own_help, ["import", "plan", "restride"])
 
     def test_every_command_is_in_the_man_page_and_readme(self):
         for command in self.commands:

@@ -2,14 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "server/backup/manifest.h"
 #include "server/base/exit_code.h"
 #include "server/core/gapless_sequence.h"
 #include "server/core/sequence_record.h"
 #include "server/core/ticket_errc.h"
+#include "server/core/ulid_sequence.h"
 #include "storage/memory_counter_store.h"
 
 namespace ticketd::backup {
@@ -282,6 +285,42 @@ TEST(RestorePlan, AnUnreadableRestoreFloorIsRefused) {
   auto p = f.plan(with_gapless(12));
   ASSERT_FALSE(p);
   EXPECT_NE(p.error().message.find("restore floor"), std::string::npos) << p.error().message;
+}
+
+}  // namespace
+}  // namespace ticketd::backup
+
+namespace ticketd::backup {
+namespace {
+
+// Issue 30.1: a ULID sequence's backup holds its mark; a restore raises it by the backup's age,
+// so the restored server resumes above every ULID the old one may have issued until now.
+TEST(RestorePlan, AUlidMarkIsRaisedByTheBackupsAge) {
+  MemoryCounterStore store;
+  std::vector<Mutation> m{
+      {ulid_mark_key("U"), encode_hwm(SnowflakeHwmRecord{kTaken + 2000, kTaken})}};
+  ASSERT_TRUE(store.commit(m));
+  auto manifest = describe_store(store, kTaken);
+  ASSERT_TRUE(manifest);
+  ASSERT_EQ(manifest->sequences.size(), 1u);
+  EXPECT_EQ(manifest->sequences[0].kind, SequenceKind::kUlid);
+  EXPECT_EQ(manifest->sequences[0].mark_unix_ms, kTaken + 2000);
+  manifest->taken_at_ms = kTaken;
+  // Through the manifest's JSON and back, as a restore reads it.
+  auto decoded = decode_manifest(encode_manifest(*manifest));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(*decoded, *manifest);
+  RestoreOptions o;
+  o.now_ms = kTaken + 60'000;
+  auto p = plan_restore(*decoded, store, o);
+  ASSERT_TRUE(p) << p.error().message;
+  ASSERT_TRUE(store.commit(p->mutations));
+  EXPECT_EQ(decode_hwm(**store.get(ulid_mark_key("U"))),
+            (SnowflakeHwmRecord{kTaken + 62'000, kTaken + 60'000}));
+  const auto step = std::find_if(p->steps.begin(), p->steps.end(),
+                                 [](const RestoreStep& st) { return st.sequence == "U"; });
+  ASSERT_NE(step, p->steps.end());
+  EXPECT_EQ(step->event, "ulid_mark_raised");
 }
 
 }  // namespace

@@ -244,7 +244,8 @@ TEST(SequenceRegistry, EveryKindIsAModuleThatDescribesItselfAsFields) {
     return out;
   };
   EXPECT_EQ(keys("U"), (std::vector<std::string_view>{"issued"}));
-  EXPECT_EQ(keys("L"), (std::vector<std::string_view>{"clock_policy", "issued", "last_issued"}));
+  EXPECT_EQ(keys("L"),
+            (std::vector<std::string_view>{"clock_policy", "issued", "last_issued", "mark"}));
   EXPECT_EQ(keys("S").front(), "worker_id");
   EXPECT_EQ(keys("G").front(), "order");
   EXPECT_EQ(keys("T").front(), "start");

@@ -256,7 +256,8 @@ TEST(HttpUlidRoutes, CreateNextAndDescribeAUlidSequence) {
   ASSERT_EQ(made.result(), status::created) << made.body();
   EXPECT_EQ(
       made.body(),
-      R"({"name":"Events","kind":"ulid","clock_policy":"wait","issued":"0","last_issued":null})");
+      R"({"name":"Events","kind":"ulid","clock_policy":"wait","issued":"0","last_issued":null,)"
+      R"("mark":"2026-01-01T00:00:02.000Z"})");
   // The fake clock stands still: every ID is in one millisecond, each the previous one + 1.
   auto r = e.call(make_request(verb::post, "/v1/sequences/Events/next", R"({"count":1000})"));
   ASSERT_EQ(r.result(), status::ok) << r.body();
