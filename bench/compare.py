@@ -2,6 +2,9 @@
 """Side-by-side comparison of ticketd's ID kinds under the same load (bench/compare.sh).
 
 For each kind and front end: W client processes, one connection each, take IDs for D seconds.
+The last row is the baseline without ticketd: UUIDv4s made client side by Python's
+uuid.uuid4() in the same W processes (no server, no kind, no connection; its order and bytes
+are what a table keyed by random UUIDs gets).
 Printed per row: IDs/s, p50/p99 latency per ID, bytes per ID, the coordination it needs, the
 fraction of out-of-order adjacent pairs when every client's IDs are merged by receive time, and
 what a kill -9 + restart costs (values skipped, time until the first ID after the restart).
@@ -20,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 BINARY = os.path.join(ROOT, "build", "ticketd")
@@ -43,7 +47,8 @@ sequences:
   - {{ name: U7, kind: uuidv7 }}
 """
 
-# name, front end, sequence, coordination needed, binary bytes per ID
+# name, front end ("client": made in the client process, no server), sequence, coordination
+# needed, binary bytes per ID
 KINDS = [
     ("ticket, cache 1", "mysql", "T1", "central server; 1 fsync per ID (group-committed)", 8),
     ("ticket, cache 1", "http", "T1", "central server; 1 fsync per ID (group-committed)", 8),
@@ -54,6 +59,7 @@ KINDS = [
     ("Snowflake", "http", "Snowflake64", "unique worker ID + sane clock", 8),
     ("UUIDv7", "mysql", "U7", "none (random bits)", 16),
     ("UUIDv7", "http", "U7", "none (random bits)", 16),
+    ("UUIDv4 (baseline)", "client", None, "none: client-side uuid.uuid4(), no ticketd", 16),
 ]
 
 
@@ -103,6 +109,8 @@ class Taker:
         self.frontend, self.sequence, self.hilo = frontend, sequence, hilo
         self.block = []
         self.wire_bytes = 0
+        if frontend == "client":
+            return
         if frontend == "mysql":
             import pymysql
             self.conn = pymysql.connect(host="127.0.0.1", port=server.mysql_port, user="bench",
@@ -121,6 +129,8 @@ class Taker:
         return json.loads(raw)
 
     def take(self):
+        if self.frontend == "client":
+            return str(uuid.uuid4())
         if self.frontend == "mysql":
             if self.sequence == "U7":
                 self.cur.execute("SELECT UUID_V7()")
@@ -151,9 +161,10 @@ def worker(args):
         v = t.take()
         t1 = time.perf_counter()
         n += 1
-        # hi-lo hands out locally at millions per second: keep every 100th sample (so its
-        # out-of-order figure compares IDs 100 apart within a block, and across blocks).
-        if not hilo or n % 100 == 0:
+        # hi-lo and client-side UUIDv4s come from memory at up to millions per second: keep
+        # every 100th sample (so hi-lo's out-of-order figure compares IDs 100 apart within a
+        # block, and across blocks; random UUIDs are out of order at any distance).
+        if not (hilo or frontend == "client") or n % 100 == 0:
             lat.append(t1 - t0)
             seen.append((t1, v))
     out.put((n, lat, seen, t.wire_bytes))
@@ -235,7 +246,7 @@ def main():
         server.wait_ready()
         print(f"bench/compare.py: {WORKERS} client processes x {SECONDS:g} s per row, "
               f"Python clients on the same 2 cores as ticketd")
-        header = (f"{'kind':22} {'via':5} {'IDs/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
+        header = (f"{'kind':22} {'via':6} {'IDs/s':>9} {'p50 ms':>7} {'p99 ms':>7} "
                   f"{'bytes/ID':>12} {'out-of-order':>12} {'kill -9: skipped':>18} "
                   f"{'first ID':>9}  coordination")
         print(header)
@@ -243,23 +254,29 @@ def main():
             hilo = name.startswith("hi-lo")
             # After the previous row's kill -9 a Snowflake sequence waits out its restart
             # high-water mark; that cost belongs to the restart column, not to this row.
-            while True:
+            while frontend != "client":
                 try:
                     Taker(server, frontend, sequence, hilo).take()
                     break
                 except Exception:  # noqa: BLE001
                     time.sleep(0.01)
             rate, p50, p99, ooo, wire = load(server, frontend, sequence, hilo)
-            skipped, first_ms = restart_cost(server, frontend, sequence, hilo)
+            if frontend == "client":
+                skipped, first = "n/a (no server)", "n/a"
+            else:
+                skipped, first_ms = restart_cost(server, frontend, sequence, hilo)
+                first = f"{first_ms:.0f}ms"
             text_bytes = 36 if binary_bytes == 16 else 19
             size = f"{binary_bytes}/{text_bytes}" + (f"/{wire:.0f}" if wire else "")
-            print(f"{name:22} {frontend:5} {rate:9.0f} {p50:7.3f} {p99:7.3f} {size:>12} "
-                  f"{ooo:12.4f} {skipped:>18} {first_ms:7.0f}ms  {coordination}", flush=True)
+            print(f"{name:22} {frontend:6} {rate:9.0f} {p50:7.3f} {p99:7.3f} {size:>12} "
+                  f"{ooo:12.4f} {skipped:>18} {first:>9}  {coordination}", flush=True)
         print()
         print("bytes/ID: binary / text / HTTP response bytes per ID (HTTP rows).")
         print("out-of-order: fraction of adjacent pairs that decrease when all clients' IDs are")
         print("merged by receive time. kill -9: values skipped between the last ID before the kill")
         print("and the first after the restart; first ID: restart to first ID, process start included.")
+        print("UUIDv4 (baseline): made client side by Python's uuid.uuid4() in the same processes,")
+        print("no ticketd involved; latency is one uuid4() call; out-of-order sampled (every 100th).")
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)

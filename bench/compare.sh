@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side comparison of ticket sequences (cache 1 and 1000), hi-lo blocks, Snowflake and
-# UUIDv7, over MySQL and HTTP: IDs/s, latency, bytes per ID, order across connections, kill -9
-# cost. Output is what docs/comparison.md quotes. Usage: bench/compare.sh [seconds] [clients]
+# UUIDv7, over MySQL and HTTP, with client-side UUIDv4 as the baseline: IDs/s, latency, bytes
+# per ID, order across connections, kill -9 cost. Output is what docs/comparison.md quotes. Usage: bench/compare.sh [seconds] [clients]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup

@@ -1,6 +1,8 @@
 // Gapless sequences: counters whose numbers are each used exactly once (gapless_sequence.h);
 // a definition ("def/") plus the sequence's own state.
+#include <array>
 #include <memory>
+#include <utility>
 
 #include "server/base/log.h"
 #include "server/core/kind_module.h"
@@ -14,6 +16,15 @@ using u128 = unsigned __int128;
 std::shared_ptr<GaplessSequence> as_gapless(const SequenceHandle& handle) {
   return std::get<std::shared_ptr<GaplessSequence>>(handle);
 }
+
+constexpr std::array<KindMetricRow, 3> kMetricRows = {{
+    {"ticketd_gapless_pending_reservations", KindMetricRow::kGauge,
+     "Gapless reservations in flight (reserved, committing or releasing), per sequence"},
+    {"ticketd_gapless_waiting_callers", KindMetricRow::kGauge,
+     "Strict-order gapless callers queued for their turn, per sequence"},
+    {"ticketd_gapless_events_total", KindMetricRow::kCounter,
+     "Gapless reservation outcomes per sequence: commit, void, release, expiry, queue_timeout"},
+}};
 
 class GaplessKind final : public KindModule {
  public:
@@ -108,6 +119,22 @@ class GaplessKind final : public KindModule {
     as_gapless(handle)->frontier_stored();
   }
   bool supersedes_tombstone() const override { return true; }
+
+  std::span<const KindMetricRow> metric_rows() const override { return kMetricRows; }
+
+  void read_metrics(const SequenceHandle& handle, std::int64_t /*now_unix_ms*/,
+                    std::vector<KindReading>& out) const override {
+    const auto c = as_gapless(handle)->counts();
+    out.push_back({0, {}, static_cast<double>(c.pending)});
+    out.push_back({1, {}, static_cast<double>(c.waiting)});
+    for (auto [event, count] : {std::pair{"commit", c.commits},
+                                {"void", c.voided},
+                                {"release", c.releases},
+                                {"expiry", c.expiries},
+                                {"queue_timeout", c.queue_timeouts}}) {
+      out.push_back({2, event, static_cast<double>(count)});
+    }
+  }
 
   std::optional<std::uint64_t> retire(const SequenceHandle& handle) const override {
     const auto g = as_gapless(handle);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,23 @@ struct RetryTimers {
 /// caller answers kRetryLater itself. A kind never sleeps on the caller's thread.
 [[nodiscard]] bool retry_on_queue(const RetryTimers* retries, std::int64_t retry_at_unix_ms,
                                   int attempts, std::function<void()> again);
+
+/// One metric a kind exports per sequence of it, labelled `sequence` (a counter also `event`).
+struct KindMetricRow {
+  enum Type { kCounter, kGauge };
+  std::string_view name;  // the full metric name: "ticketd_<kind>_..."
+  Type type = kGauge;
+  std::string_view help;
+};
+
+/// One reading of one sequence for a row of its kind's metric_rows(): a counter's running
+/// total of one event since the sequence was opened (the scrape exports what grew), or a
+/// gauge's value.
+struct KindReading {
+  std::size_t row = 0;
+  std::string_view event;  // counters only
+  double value = 0;
+};
 
 /// What the registry lends a kind's module for one call.
 struct KindEnv {
@@ -115,6 +133,12 @@ class KindModule {
   [[nodiscard]] virtual DetailedResult<void> close(const SequenceHandle& /*handle*/) const {
     return {};
   }
+  /// The metrics it exports for each of its sequences, and one sequence's readings of them
+  /// (a gauge left out is not exported for that sequence). `now_unix_ms`: the scrape's clock.
+  [[nodiscard]] virtual std::span<const KindMetricRow> metric_rows() const { return {}; }
+  virtual void read_metrics(const SequenceHandle& /*handle*/, std::int64_t /*now_unix_ms*/,
+                            std::vector<KindReading>& /*out*/) const {}
+
   /// The sequence to serve again when a drop's write did not land (the same one, unless
   /// retiring it ended it for good).
   [[nodiscard]] virtual SequenceHandle revive(const SequenceHandle& handle,

@@ -1,7 +1,9 @@
 // Snowflake sequences: time | worker | sequence IDs from a SnowflakeGenerator, which keeps its
 // own high-water mark; configured ones are opened at start-up once the worker ID is known.
 #include <algorithm>
+#include <array>
 #include <memory>
+#include <utility>
 
 #include "server/core/kind_module.h"
 #include "server/core/ticket_errc.h"
@@ -32,6 +34,18 @@ void next_id(std::shared_ptr<SnowflakeGenerator> generator, BlockCallback done,
   }
   done(r.error);
 }
+
+constexpr std::array<KindMetricRow, 3> kMetricRows = {{
+    {"ticketd_snowflake_events_total", KindMetricRow::kCounter,
+     "Snowflake generator events per sequence: issued, sequence_exhausted, clock_backward, "
+     "clock_backward_wait, clock_backward_refused, logical_id, hwm_wait, hwm_write, "
+     "hwm_write_failure, restart_wait, lease_refused, lease_wait, lease_rebind"},
+    {"ticketd_snowflake_ahead_seconds", KindMetricRow::kGauge,
+     "How far the newest Snowflake ID's time is ahead of the clock"},
+    {"ticketd_snowflake_worker_lease_valid", KindMetricRow::kGauge,
+     "1 while the leased worker ID of a Snowflake sequence may be used, 0 when the lease is "
+     "lost or may have expired (leased worker IDs only)"},
+}};
 
 class SnowflakeKind final : public KindModule {
  public:
@@ -91,6 +105,37 @@ class SnowflakeKind final : public KindModule {
   }
   DetailedResult<void> close(const SequenceHandle& handle) const override {
     return as_snowflake(handle)->close();
+  }
+
+  std::span<const KindMetricRow> metric_rows() const override { return kMetricRows; }
+
+  void read_metrics(const SequenceHandle& handle, std::int64_t now_unix_ms,
+                    std::vector<KindReading>& out) const override {
+    const auto g = as_snowflake(handle);
+    const auto st = g->stats();
+    for (auto [event, count] : {std::pair{"issued", st.issued},
+                                {"sequence_exhausted", st.sequence_exhausted},
+                                {"clock_backward", st.clock_backward_events},
+                                {"clock_backward_wait", st.clock_backward_waits},
+                                {"clock_backward_refused", st.clock_backward_refusals},
+                                {"logical_id", st.logical_ids},
+                                {"hwm_wait", st.hwm_waits},
+                                {"hwm_write", st.hwm_writes},
+                                {"hwm_write_failure", st.hwm_write_failures},
+                                {"restart_wait", st.restart_waits},
+                                {"lease_refused", st.lease_refusals},
+                                {"lease_wait", st.lease_waits},
+                                {"lease_rebind", st.lease_rebinds}}) {
+      out.push_back({0, event, static_cast<double>(count)});
+    }
+    out.push_back({1, {}, static_cast<double>(st.logical_ahead_ms) / 1000.0});
+    if (const auto* lease = g->lease()) {
+      // The generator's own test: held, renewed at or before now, and not past valid_until.
+      const auto l = lease->state();
+      const bool valid =
+          l.held && now_unix_ms >= l.renewed_at_unix_ms && now_unix_ms < l.valid_until_unix_ms;
+      out.push_back({2, {}, valid ? 1.0 : 0.0});
+    }
   }
 
   // Its high-water mark stays in the store (a new Snowflake sequence of the name starts after

@@ -1,6 +1,8 @@
 // ULID sequences (ulid_sequence.h): text IDs from the clock and the OS CSPRNG, monotonic within
 // the process and, through a durable mark kept ahead of the newest ID, across restarts,
 // failovers and restores (docs/ulid.md says what that does and does not promise).
+#include <algorithm>
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +51,16 @@ void take_ids(std::shared_ptr<UlidCall> call) {
   }
   call->done(std::move(call->ids));
 }
+
+constexpr std::array<KindMetricRow, 3> kMetricRows = {{
+    {"ticketd_ulid_events_total", KindMetricRow::kCounter,
+     "ULID sequence events per sequence: issued, overflow (a millisecond's random part used "
+     "up), clock_backward, mark_wait, mark_write, mark_write_failure"},
+    {"ticketd_ulid_ahead_seconds", KindMetricRow::kGauge,
+     "How far the newest ULID's time is ahead of the clock"},
+    {"ticketd_ulid_mark_ahead_seconds", KindMetricRow::kGauge,
+     "How far the durable mark of a ULID sequence is ahead of the clock"},
+}};
 
 class UlidKind final : public KindModule {
  public:
@@ -106,6 +118,28 @@ class UlidKind final : public KindModule {
         {"mark", format_utc_ms(s->mark_stats().mark_unix_ms)},
     };
     out.comment_detail = " (clock policy " + std::string(policy_name(g.policy())) + ")";
+  }
+
+  std::span<const KindMetricRow> metric_rows() const override { return kMetricRows; }
+
+  void read_metrics(const SequenceHandle& handle, std::int64_t now_unix_ms,
+                    std::vector<KindReading>& out) const override {
+    const auto s = as_ulid(handle);
+    const auto ids = s->generator().stats();
+    const auto mark = s->mark_stats();
+    for (auto [event, count] : {std::pair{"issued", ids.issued},
+                                {"overflow", ids.overflows},
+                                {"clock_backward", ids.clock_backward_events},
+                                {"mark_wait", ids.ceiling_waits},
+                                {"mark_write", mark.mark_writes},
+                                {"mark_write_failure", mark.mark_write_failures}}) {
+      out.push_back({0, event, static_cast<double>(count)});
+    }
+    const std::int64_t newest =
+        ids.issued == 0 ? now_unix_ms : ulid_unix_ms(s->generator().last_issued());
+    out.push_back(
+        {1, {}, static_cast<double>(std::max<std::int64_t>(0, newest - now_unix_ms)) / 1000.0});
+    out.push_back({2, {}, static_cast<double>(mark.mark_unix_ms - now_unix_ms) / 1000.0});
   }
 
   // Its mark stays in the store: a new ULID sequence of the name resumes above it.

@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "server/core/kind_module.h"
 #include "server/core/serving_gate.h"
 #include "server/core/worker_pool_service.h"
 
@@ -67,11 +68,6 @@ const prometheus::Histogram::BucketBoundaries& size_buckets() {
 
 std::string s(std::string_view v) { return std::string(v); }
 
-// Counters fed from cumulative engine counts: add what grew since the last scrape.
-double grown(std::uint64_t now, std::uint64_t before) {
-  return static_cast<double>(now >= before ? now - before : 0);
-}
-
 }  // namespace
 
 Metrics::Metrics(const TicketService& tickets, GroupCommitter& committer, const Clock& clock)
@@ -119,38 +115,10 @@ Metrics::Metrics(const TicketService& tickets, GroupCommitter& committer, const 
                         "a float: exact only below 2^53)")),
       durable_ceiling_(gauge(*registry_, "ticketd_sequence_durable_ceiling",
                              "Highest value a synced write allows, per sequence (a float)")),
-      snowflake_events_(counter(*registry_, "ticketd_snowflake_events_total",
-                                "Snowflake generator events per sequence: issued, "
-                                "sequence_exhausted, clock_backward, clock_backward_wait, "
-                                "clock_backward_refused, logical_id, hwm_wait, hwm_write, "
-                                "hwm_write_failure, restart_wait, lease_refused, "
-                                "lease_wait, lease_rebind")),
-      snowflake_ahead_(gauge(*registry_, "ticketd_snowflake_ahead_seconds",
-                             "How far the newest Snowflake ID's time is ahead of the clock")),
-      snowflake_lease_valid_(gauge(*registry_, "ticketd_snowflake_worker_lease_valid",
-                                   "1 while the leased worker ID of a Snowflake sequence may be "
-                                   "used, 0 when the lease is lost or may have expired "
-                                   "(leased worker IDs only)")),
-      ulid_events_(counter(*registry_, "ticketd_ulid_events_total",
-                           "ULID sequence events per sequence: issued, overflow (a "
-                           "millisecond's random part used up), clock_backward, mark_wait, "
-                           "mark_write, mark_write_failure")),
-      ulid_ahead_(gauge(*registry_, "ticketd_ulid_ahead_seconds",
-                        "How far the newest ULID's time is ahead of the clock")),
-      ulid_mark_(gauge(*registry_, "ticketd_ulid_mark_ahead_seconds",
-                       "How far the durable mark of a ULID sequence is ahead of the clock")),
       commit_seconds_(histogram(*registry_, "ticketd_durable_write_duration_seconds",
                                 "Latency of each synced commit (fsync, or etcd txn)")),
       commit_group_size_(histogram(*registry_, "ticketd_durable_write_group_size",
                                    "Write requests folded into each synced commit")),
-      gapless_pending_(gauge(*registry_, "ticketd_gapless_pending_reservations",
-                             "Gapless reservations in flight (reserved, committing or "
-                             "releasing), per sequence")),
-      gapless_waiting_(gauge(*registry_, "ticketd_gapless_waiting_callers",
-                             "Strict-order gapless callers queued for their turn, per sequence")),
-      gapless_events_(counter(*registry_, "ticketd_gapless_events_total",
-                              "Gapless reservation outcomes per sequence: commit, void, "
-                              "release, expiry, queue_timeout")),
       worker_leases_(
           gauge(*registry_, "ticketd_worker_pool_leases", "Live worker-ID leases per pool")),
       worker_pool_size_(
@@ -165,6 +133,14 @@ Metrics::Metrics(const TicketService& tickets, GroupCommitter& committer, const 
                         "1 while this instance is the leader with a fresh lease and issues")) {
   commit_seconds_series_ = &commit_seconds_.Add({}, commit_latency_buckets());
   commit_group_size_series_ = &commit_group_size_.Add({}, group_size_buckets());
+  for (const auto kind : kAllSequenceKinds) {
+    auto& families = kind_families_[static_cast<std::size_t>(kind)];
+    for (const KindMetricRow& row : kind_module(kind).metric_rows()) {
+      families.push_back(row.type == KindMetricRow::kCounter
+                             ? KindFamily{&counter(*registry_, s(row.name), s(row.help)), nullptr}
+                             : KindFamily{nullptr, &gauge(*registry_, s(row.name), s(row.help))});
+    }
+  }
   committer_.set_observer([this](const GroupCommitter::CommitSample& c) { on_commit(c); });
   std::lock_guard lock(scrape_mutex_);
   last_stats_ = committer_.stats();
@@ -344,96 +320,41 @@ void Metrics::refresh_engine_locked() {
   }
 }
 
-void Metrics::refresh_snowflakes_locked() {
-  for (const auto& g : tickets_.snowflakes()) {
-    const auto now = g->stats();
-    auto& before = snowflake_last_[g->name()];
-    auto add = [&](const char* event, std::uint64_t a, std::uint64_t b) {
-      snowflake_events_.Add({{"sequence", g->name()}, {"event", event}})
-          .Increment(static_cast<double>(a >= b ? a - b : 0));
-    };
-    add("issued", now.issued, before.issued);
-    add("sequence_exhausted", now.sequence_exhausted, before.sequence_exhausted);
-    add("clock_backward", now.clock_backward_events, before.clock_backward_events);
-    add("clock_backward_wait", now.clock_backward_waits, before.clock_backward_waits);
-    add("clock_backward_refused", now.clock_backward_refusals, before.clock_backward_refusals);
-    add("logical_id", now.logical_ids, before.logical_ids);
-    add("hwm_wait", now.hwm_waits, before.hwm_waits);
-    add("hwm_write", now.hwm_writes, before.hwm_writes);
-    add("hwm_write_failure", now.hwm_write_failures, before.hwm_write_failures);
-    add("restart_wait", now.restart_waits, before.restart_waits);
-    add("lease_refused", now.lease_refusals, before.lease_refusals);
-    add("lease_wait", now.lease_waits, before.lease_waits);
-    add("lease_rebind", now.lease_rebinds, before.lease_rebinds);
-    snowflake_ahead_.Add({{"sequence", g->name()}})
-        .Set(static_cast<double>(now.logical_ahead_ms) / 1000.0);
-    if (const auto* lease = g->lease()) {
-      // The generator's own test: held, renewed at or before now, and not past valid_until.
-      const auto st = lease->state();
-      const auto at = clock_.now_unix_ms();
-      const bool valid = st.held && at >= st.renewed_at_unix_ms && at < st.valid_until_unix_ms;
-      snowflake_lease_valid_.Add({{"sequence", g->name()}}).Set(valid ? 1 : 0);
+void Metrics::refresh_kinds_locked() {
+  const auto now = clock_.now_unix_ms();
+  std::map<std::string, SequenceKind, std::less<>> live;
+  std::vector<KindReading> readings;
+  for (const auto& [name, handle] : tickets_.handles()) {
+    const SequenceKind kind = kind_of_handle(handle);
+    const auto& families = kind_families_[static_cast<std::size_t>(kind)];
+    if (families.empty()) continue;
+    live.emplace(name, kind);
+    readings.clear();
+    kind_module(kind).read_metrics(handle, now, readings);
+    for (const KindReading& r : readings) {
+      const KindFamily& f = families.at(r.row);
+      if (f.gauge != nullptr) {
+        f.gauge->Add({{"sequence", name}}).Set(r.value);
+        continue;
+      }
+      // Counters fed from running totals: add what grew since the last scrape.
+      double& before = kind_totals_[name][{r.row, s(r.event)}];
+      f.counter->Add({{"sequence", name}, {"event", s(r.event)}})
+          .Increment(r.value > before ? r.value - before : 0);
+      before = r.value;
     }
-    before = now;
   }
-}
-
-void Metrics::refresh_ulids_locked() {
-  for (const auto& entry : tickets_.handles()) {
-    const std::string& name = entry.first;
-    const auto* s = std::get_if<std::shared_ptr<UlidSequence>>(&entry.second);
-    if (s == nullptr) continue;
-    const UlidCounts now{(*s)->generator().stats(), (*s)->mark_stats()};
-    auto& before = ulid_last_[name];
-    auto add = [&](const char* event, std::uint64_t a, std::uint64_t b) {
-      ulid_events_.Add({{"sequence", name}, {"event", event}}).Increment(grown(a, b));
-    };
-    add("issued", now.ids.issued, before.ids.issued);
-    add("overflow", now.ids.overflows, before.ids.overflows);
-    add("clock_backward", now.ids.clock_backward_events, before.ids.clock_backward_events);
-    add("mark_wait", now.ids.ceiling_waits, before.ids.ceiling_waits);
-    add("mark_write", now.mark.mark_writes, before.mark.mark_writes);
-    add("mark_write_failure", now.mark.mark_write_failures, before.mark.mark_write_failures);
-    const auto at = clock_.now_unix_ms();
-    const auto newest = now.ids.issued == 0 ? at : ulid_unix_ms((*s)->generator().last_issued());
-    ulid_ahead_.Add({{"sequence", name}})
-        .Set(static_cast<double>(std::max<std::int64_t>(0, newest - at)) / 1000.0);
-    ulid_mark_.Add({{"sequence", name}})
-        .Set(static_cast<double>(now.mark.mark_unix_ms - at) / 1000.0);
-    before = now;
-  }
-}
-
-void Metrics::refresh_gapless_locked() {
-  std::set<std::string, std::less<>> live;
-  for (const auto& g : tickets_.gapless()) {
-    const auto& name = g->spec().name;
-    live.insert(name);
-    const auto now = g->counts();
-    auto& before = gapless_last_[name];
-    auto add = [&](const char* event, std::uint64_t a, std::uint64_t b) {
-      gapless_events_.Add({{"sequence", name}, {"event", event}}).Increment(grown(a, b));
-    };
-    add("commit", now.commits, before.commits);
-    add("void", now.voided, before.voided);
-    add("release", now.releases, before.releases);
-    add("expiry", now.expiries, before.expiries);
-    add("queue_timeout", now.queue_timeouts, before.queue_timeouts);
-    gapless_pending_.Add({{"sequence", name}}).Set(static_cast<double>(now.pending));
-    gapless_waiting_.Add({{"sequence", name}}).Set(static_cast<double>(now.waiting));
-    before = now;
-  }
-  for (auto it = gapless_last_.begin(); it != gapless_last_.end();) {
-    if (live.contains(it->first)) {
-      ++it;
-      continue;
+  // Dropped sequences (or names now of another kind): their gauges go away, their counters
+  // stay (as Prometheus expects) and count from zero if the name comes back.
+  for (const auto& [name, kind] : kind_live_) {
+    if (auto it = live.find(name); it != live.end() && it->second == kind) continue;
+    const Labels labels{{"sequence", name}};
+    for (const KindFamily& f : kind_families_[static_cast<std::size_t>(kind)]) {
+      if (f.gauge != nullptr && f.gauge->Has(labels)) f.gauge->Remove(&f.gauge->Add(labels));
     }
-    const Labels labels{{"sequence", it->first}};
-    for (auto* family : {&gapless_pending_, &gapless_waiting_}) {
-      if (family->Has(labels)) family->Remove(&family->Add(labels));
-    }
-    it = gapless_last_.erase(it);
+    kind_totals_.erase(name);
   }
+  kind_live_ = std::move(live);
 }
 
 void Metrics::refresh_workers_and_role_locked() {
@@ -458,9 +379,7 @@ void Metrics::refresh_workers_and_role_locked() {
 std::string Metrics::serialize() {
   std::lock_guard lock(scrape_mutex_);
   refresh_engine_locked();
-  refresh_snowflakes_locked();
-  refresh_ulids_locked();
-  refresh_gapless_locked();
+  refresh_kinds_locked();
   refresh_workers_and_role_locked();
   return prometheus::TextSerializer().Serialize(registry_->Collect());
 }

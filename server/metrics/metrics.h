@@ -1,6 +1,7 @@
 // Prometheus metrics of the daemon: counters fed by the front ends, engine state read at scrape.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -9,12 +10,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "server/base/string_hash.h"
 #include "server/core/clock.h"
-#include "server/core/gapless_sequence.h"
 #include "server/core/group_committer.h"
-#include "server/core/snowflake_generator.h"
 #include "server/core/ticket_service.h"
 
 namespace prometheus {
@@ -76,9 +77,8 @@ class Metrics {
     double rate_per_s = 0;      // smoothed issue rate
   };
   void refresh_engine_locked();
-  void refresh_snowflakes_locked();
-  void refresh_ulids_locked();
-  void refresh_gapless_locked();
+  /// Every sequence's readings of its kind's metrics (KindModule::metric_rows).
+  void refresh_kinds_locked();
   void refresh_workers_and_role_locked();
   void on_commit(const GroupCommitter::CommitSample& sample);
 
@@ -106,17 +106,8 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>& exhaustion_seconds_;
   prometheus::Family<prometheus::Gauge>& next_value_;
   prometheus::Family<prometheus::Gauge>& durable_ceiling_;
-  prometheus::Family<prometheus::Counter>& snowflake_events_;
-  prometheus::Family<prometheus::Gauge>& snowflake_ahead_;
-  prometheus::Family<prometheus::Gauge>& snowflake_lease_valid_;
-  prometheus::Family<prometheus::Counter>& ulid_events_;
-  prometheus::Family<prometheus::Gauge>& ulid_ahead_;
-  prometheus::Family<prometheus::Gauge>& ulid_mark_;
   prometheus::Family<prometheus::Histogram>& commit_seconds_;
   prometheus::Family<prometheus::Histogram>& commit_group_size_;
-  prometheus::Family<prometheus::Gauge>& gapless_pending_;
-  prometheus::Family<prometheus::Gauge>& gapless_waiting_;
-  prometheus::Family<prometheus::Counter>& gapless_events_;
   prometheus::Family<prometheus::Gauge>& worker_leases_;
   prometheus::Family<prometheus::Gauge>& worker_pool_size_;
   prometheus::Family<prometheus::Gauge>& ha_role_;
@@ -139,13 +130,17 @@ class Metrics {
   std::mutex scrape_mutex_;  // one scrape at a time; guards what follows
   GroupCommitter::Stats last_stats_;
   std::map<std::string, SequenceSample, std::less<>> samples_;
-  std::map<std::string, SnowflakeStats, std::less<>> snowflake_last_;
-  struct UlidCounts {
-    UlidStats ids;
-    UlidMarkStats mark;
+  // Each kind's metric families, by kind and then row of its module's metric_rows().
+  struct KindFamily {
+    prometheus::Family<prometheus::Counter>* counter = nullptr;
+    prometheus::Family<prometheus::Gauge>* gauge = nullptr;
   };
-  std::map<std::string, UlidCounts, std::less<>> ulid_last_;
-  std::map<std::string, GaplessCounts, std::less<>> gapless_last_;
+  std::array<std::vector<KindFamily>, std::size(kAllSequenceKinds)> kind_families_;
+  // The counters' running totals at the last scrape, by sequence and then (row, event).
+  std::map<std::string, std::map<std::pair<std::size_t, std::string>, double>, std::less<>>
+      kind_totals_;
+  // The sequences the last scrape exported, with their kinds.
+  std::map<std::string, SequenceKind, std::less<>> kind_live_;
   const WorkerPoolService* workers_ = nullptr;
   const ServingGate* gate_ = nullptr;
 };

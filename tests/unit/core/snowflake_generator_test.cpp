@@ -741,3 +741,147 @@ TEST(SnowflakeGenerator, ConcurrentCallersGetDistinctIdsIncreasingPerThread) {
 
 }  // namespace
 }  // namespace ticketd
+
+// docs/clocks.md: slews, leap-second smears and leap-second steps, per clock policy.
+namespace ticketd {
+namespace {
+
+// 2017-01-01T00:00:00Z, right after the last leap second so far (2016-12-31T23:59:60Z).
+constexpr std::int64_t kLeap = 1483228800000;
+
+// A wall clock that NTP corrects by slewing: `real_us` microseconds after `start_ms` of real
+// time it reads start_ms plus the real time, except that from `from_us` on, for `for_us`, it
+// runs at `rate` times the real rate. It never reads less than before.
+std::int64_t slewed_ms(std::int64_t start_ms, std::int64_t real_us, double rate,
+                       std::int64_t from_us, std::int64_t for_us) {
+  const auto before = static_cast<double>(std::min(real_us, from_us));
+  const auto during = static_cast<double>(std::clamp<std::int64_t>(real_us - from_us, 0, for_us));
+  const auto after = static_cast<double>(std::max<std::int64_t>(real_us - from_us - for_us, 0));
+  return start_ms + static_cast<std::int64_t>((before + during * rate + after) / 1000);
+}
+
+// One ID every 250 µs of real time for `total_us` on that clock, with the mark refreshed every
+// 250 ms as the daemon's timer does: each comes at once, carries the clock's reading and sorts
+// after the previous one.
+void issue_on_a_slewed_clock(Fixture& f, SnowflakeGenerator& g, double rate, std::int64_t from_us,
+                             std::int64_t for_us, std::int64_t total_us) {
+  const std::int64_t start = f.clock.now_unix_ms();
+  std::uint64_t previous = 0;
+  for (std::int64_t real_us = 0; real_us <= total_us; real_us += 250) {
+    f.clock.set(slewed_ms(start, real_us, rate, from_us, for_us));
+    if (real_us % 250'000 == 0) {
+      (void)g.refresh();
+      f.barrier();
+    }
+    const SnowflakeNext r = g.try_next();
+    ASSERT_TRUE(r.ok()) << "at " << real_us << " us: " << r.error.message;
+    ASSERT_GT(r.id, previous);
+    ASSERT_EQ(parts(g, r.id).unix_ms, f.clock.now_unix_ms());
+    previous = r.id;
+  }
+}
+
+void expect_no_clock_trouble(Fixture& f, const SnowflakeGenerator& g) {
+  const SnowflakeStats s = g.stats();
+  EXPECT_EQ(s.clock_backward_events, 0u);
+  EXPECT_EQ(s.clock_backward_waits, 0u);
+  EXPECT_EQ(s.clock_backward_refusals, 0u);
+  EXPECT_EQ(s.logical_ids, 0u);
+  EXPECT_EQ(s.hwm_waits, 0u);
+  EXPECT_EQ(s.logical_ahead_ms, 0);
+  EXPECT_EQ(f.event_count(), 0u);
+}
+
+TEST(SnowflakeGenerator, ASlewedClockNeverTriggersThePolicy) {
+  // 0.9 and 1.1: slower and faster than any slew chrony makes (its maxslewrate defaults to
+  // 83,333 ppm, one twelfth); the generator only ever sees readings that do not go back.
+  for (const double rate : {0.9, 1.0 - 1.0 / 12, 1.1}) {
+    for (const auto policy : {ClockPolicy::kFail, ClockPolicy::kWait, ClockPolicy::kLogical}) {
+      SCOPED_TRACE(std::string(policy_name(policy)) + " at x" + std::to_string(rate));
+      Fixture f;
+      auto g = f.open(f.options(policy));
+      issue_on_a_slewed_clock(f, *g, rate, 0, 5'000'000, 5'000'000);
+      if (HasFatalFailure()) return;
+      EXPECT_EQ(g->stats().issued, 20'001u);
+      expect_no_clock_trouble(f, *g);
+    }
+  }
+}
+
+TEST(SnowflakeGenerator, ALeapSecondSmearedBySlewingNeverTriggersThePolicy) {
+  // chrony's `leapsecmode slew`: at 00:00:00 UTC the clock is a second ahead and slews back at
+  // the default maxslewrate (1/12) for 12 s. A smearing server (`smoothtime`) slews its
+  // clients far more gently (at most tens of ppm), so this is the steepest smear there is.
+  for (const auto policy : {ClockPolicy::kFail, ClockPolicy::kWait, ClockPolicy::kLogical}) {
+    SCOPED_TRACE(std::string(policy_name(policy)));
+    Fixture f;
+    f.clock.set(kLeap - 2'000);
+    auto layout = test_layout();
+    layout.epoch_unix_ms = kLeap - 86'400'000;
+    auto g = f.open(f.options(policy, layout));
+    issue_on_a_slewed_clock(f, *g, 1.0 - 1.0 / 12, 2'000'000, 12'000'000, 16'000'000);
+    if (HasFatalFailure()) return;
+    // 16 s of real time, of which the clock absorbed one second.
+    EXPECT_EQ(f.clock.now_unix_ms(), kLeap - 2'000 + 15'000);
+    expect_no_clock_trouble(f, *g);
+  }
+}
+
+TEST(SnowflakeGenerator, ALeapSecondSteppedByTheKernelIsAOneSecondStepBack) {
+  // `leapsecmode system` (chrony's default on Linux): the kernel steps the clock back a second
+  // when it reaches 00:00:00 UTC, so 23:59:59 runs twice. One call per millisecond of it.
+  for (const auto policy : {ClockPolicy::kFail, ClockPolicy::kWait, ClockPolicy::kLogical}) {
+    SCOPED_TRACE(std::string(policy_name(policy)));
+    Fixture f;
+    f.clock.set(kLeap - 2'000);
+    auto layout = test_layout();
+    layout.epoch_unix_ms = kLeap - 86'400'000;
+    auto g = f.open(f.options(policy, layout));
+    f.clock.set(kLeap - 1);
+    std::vector<std::uint64_t> ids{must_issue(*g)};
+    (void)g->refresh();  // the daemon's timer: the mark is 2 s ahead when the step comes
+    f.barrier();
+    f.clock.set(kLeap - 1'000);
+    std::int64_t first_ok_at = -1;
+    int refused = 0;
+    int waited = 0;
+    for (std::int64_t now = kLeap - 1'000; now <= kLeap + 10; ++now) {
+      f.clock.set(now);
+      const SnowflakeNext r = g->try_next();
+      if (r.ok()) {
+        ids.push_back(r.id);
+        if (first_ok_at < 0) first_ok_at = now;
+      } else if (r.retry_later()) {
+        EXPECT_EQ(r.retry_at_unix_ms, kLeap - 1);
+        ++waited;
+      } else {
+        EXPECT_EQ(r.error.code, SnowflakeErrc::kClockMovedBackwards);
+        ++refused;
+      }
+    }
+    EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end()));
+    EXPECT_EQ(std::set<std::uint64_t>(ids.begin(), ids.end()).size(), ids.size());
+    ASSERT_EQ(f.event_count(), 1u);
+    EXPECT_EQ(f.events[0].backward_ms, 999);
+    const SnowflakeStats s = g->stats();
+    if (policy == ClockPolicy::kLogical) {
+      // At once: the second 23:59:59 is spent in the last tick used (4,096 IDs per ms).
+      EXPECT_EQ(first_ok_at, kLeap - 1'000);
+      EXPECT_EQ(parts(*g, ids[1]).unix_ms, kLeap - 1);
+      EXPECT_EQ(parts(*g, ids[999]).unix_ms, kLeap - 1);
+      EXPECT_EQ(s.logical_ids, 999u);  // every reading of the repeated second but its last ms
+      EXPECT_FALSE(f.events[0].refused);
+    } else {
+      // Refused until the clock is back at the last ID: wait stops refusing 5 ms
+      // (max_backward_ms) early and holds callers for those.
+      EXPECT_EQ(first_ok_at, kLeap - 1);
+      EXPECT_EQ(refused, policy == ClockPolicy::kWait ? 994 : 999);
+      EXPECT_EQ(waited, policy == ClockPolicy::kWait ? 5 : 0);
+      EXPECT_EQ(s.clock_backward_refusals, static_cast<std::uint64_t>(refused));
+      EXPECT_TRUE(f.events[0].refused);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ticketd

@@ -450,3 +450,112 @@ TEST(UlidConcurrency, EightThreadsGetDistinctIdsIncreasingPerThread) {
 
 }  // namespace
 }  // namespace ticketd
+
+// docs/clocks.md: slews, leap-second smears and leap-second steps, per clock policy.
+namespace ticketd {
+namespace {
+
+// 2017-01-01T00:00:00Z, right after the last leap second so far (2016-12-31T23:59:60Z).
+constexpr std::int64_t kLeap = 1483228800000;
+
+// A wall clock that NTP corrects by slewing: `real_us` microseconds after `start_ms` of real
+// time it reads start_ms plus the real time, except that from `from_us` on, for `for_us`, it
+// runs at `rate` times the real rate. It never reads less than before.
+std::int64_t slewed_ms(std::int64_t start_ms, std::int64_t real_us, double rate,
+                       std::int64_t from_us, std::int64_t for_us) {
+  const auto before = static_cast<double>(std::min(real_us, from_us));
+  const auto during = static_cast<double>(std::clamp<std::int64_t>(real_us - from_us, 0, for_us));
+  const auto after = static_cast<double>(std::max<std::int64_t>(real_us - from_us - for_us, 0));
+  return start_ms + static_cast<std::int64_t>((before + during * rate + after) / 1000);
+}
+
+// One ULID every 250 µs of real time for `total_us` on that clock: each comes at once, carries
+// the clock's reading and sorts after the previous one.
+void issue_on_a_slewed_clock(FakeClock& clock, UlidGenerator& gen, double rate,
+                             std::int64_t from_us, std::int64_t for_us, std::int64_t total_us) {
+  const std::int64_t start = clock.now_unix_ms();
+  Ulid previous{};
+  for (std::int64_t real_us = 0; real_us <= total_us; real_us += 250) {
+    clock.set(slewed_ms(start, real_us, rate, from_us, for_us));
+    const UlidNext next = gen.try_next();
+    ASSERT_TRUE(next.ok()) << "at " << real_us << " us: " << next.error.message;
+    ASSERT_LT(previous, next.id);
+    ASSERT_EQ(ulid_unix_ms(next.id), clock.now_unix_ms());
+    previous = next.id;
+  }
+}
+
+TEST(UlidClock, ASlewedClockNeverTriggersThePolicy) {
+  // Slower and faster than any slew chrony makes (maxslewrate defaults to one twelfth).
+  for (const double rate : {0.9, 1.0 - 1.0 / 12, 1.1}) {
+    for (const ClockPolicy policy :
+         {ClockPolicy::kFail, ClockPolicy::kWait, ClockPolicy::kLogical}) {
+      SCOPED_TRACE(std::string(policy_name(policy)) + " at x" + std::to_string(rate));
+      FakeClock clock;
+      UlidGenerator gen(clock, UlidOptions{.name = "events", .policy = policy});
+      issue_on_a_slewed_clock(clock, gen, rate, 0, 5'000'000, 5'000'000);
+      if (HasFatalFailure()) return;
+      EXPECT_EQ(gen.stats().issued, 20'001u);
+      EXPECT_EQ(gen.stats().clock_backward_events, 0u);
+    }
+  }
+}
+
+TEST(UlidClock, ALeapSecondSmearedBySlewingNeverTriggersThePolicy) {
+  // chrony's `leapsecmode slew`: a second absorbed over 12 s at the default maxslewrate, the
+  // steepest smear there is.
+  for (const ClockPolicy policy : {ClockPolicy::kFail, ClockPolicy::kWait, ClockPolicy::kLogical}) {
+    SCOPED_TRACE(std::string(policy_name(policy)));
+    FakeClock clock(kLeap - 2'000);
+    UlidGenerator gen(clock, UlidOptions{.name = "events", .policy = policy});
+    issue_on_a_slewed_clock(clock, gen, 1.0 - 1.0 / 12, 2'000'000, 12'000'000, 16'000'000);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(clock.now_unix_ms(), kLeap - 2'000 + 15'000);
+    EXPECT_EQ(gen.stats().clock_backward_events, 0u);
+  }
+}
+
+TEST(UlidClock, ALeapSecondSteppedByTheKernelIsAOneSecondStepBack) {
+  // `leapsecmode system`: the kernel steps the clock back a second at 00:00:00 UTC, so 23:59:59
+  // runs twice. One call per millisecond of it.
+  for (const ClockPolicy policy : {ClockPolicy::kFail, ClockPolicy::kWait, ClockPolicy::kLogical}) {
+    SCOPED_TRACE(std::string(policy_name(policy)));
+    FakeClock clock(kLeap - 1);
+    UlidGenerator gen(clock, UlidOptions{.name = "events", .policy = policy, .max_backward_ms = 5});
+    std::vector<Ulid> ids{issue(gen)};
+    std::int64_t first_ok_at = -1;
+    int refused = 0;
+    int waited = 0;
+    for (std::int64_t now = kLeap - 1'000; now <= kLeap + 10; ++now) {
+      clock.set(now);
+      const UlidNext next = gen.try_next();
+      if (next.ok()) {
+        ids.push_back(next.id);
+        if (first_ok_at < 0) first_ok_at = now;
+      } else if (next.retry_later()) {
+        EXPECT_EQ(next.retry_at_unix_ms, kLeap - 1);
+        ++waited;
+      } else {
+        EXPECT_EQ(next.error.code, SnowflakeErrc::kClockMovedBackwards);
+        ++refused;
+      }
+    }
+    EXPECT_TRUE(std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) == ids.end());
+    EXPECT_EQ(gen.stats().clock_backward_events, 1u);
+    if (policy == ClockPolicy::kLogical) {
+      // At once: the repeated second is spent counting in the last millisecond used.
+      EXPECT_EQ(first_ok_at, kLeap - 1'000);
+      EXPECT_EQ(ulid_unix_ms(ids[999]), kLeap - 1);
+      EXPECT_EQ(ids[999], plus_one(ids[998]));
+    } else {
+      // Refused until the clock is back at the last ID: wait stops refusing 5 ms
+      // (max_backward_ms) early and holds callers for those.
+      EXPECT_EQ(first_ok_at, kLeap - 1);
+      EXPECT_EQ(refused, policy == ClockPolicy::kWait ? 994 : 999);
+      EXPECT_EQ(waited, policy == ClockPolicy::kWait ? 5 : 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ticketd

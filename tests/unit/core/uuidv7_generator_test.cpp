@@ -140,3 +140,85 @@ TEST(UuidV7Generator, ConcurrentCallersGetDistinctIdsIncreasingPerThread) {
 
 }  // namespace
 }  // namespace ticketd
+
+// docs/clocks.md: slews, leap-second smears and leap-second steps. A UUIDv7 generator has no
+// clock policy: whatever the clock does, callers get a UUID at once.
+namespace ticketd {
+namespace {
+
+// 2017-01-01T00:00:00Z, right after the last leap second so far (2016-12-31T23:59:60Z).
+constexpr std::int64_t kLeap = 1483228800000;
+
+// A wall clock that NTP corrects by slewing: `real_us` microseconds after `start_ms` of real
+// time it reads start_ms plus the real time, except that from `from_us` on, for `for_us`, it
+// runs at `rate` times the real rate. It never reads less than before.
+std::int64_t slewed_ms(std::int64_t start_ms, std::int64_t real_us, double rate,
+                       std::int64_t from_us, std::int64_t for_us) {
+  const auto before = static_cast<double>(std::min(real_us, from_us));
+  const auto during = static_cast<double>(std::clamp<std::int64_t>(real_us - from_us, 0, for_us));
+  const auto after = static_cast<double>(std::max<std::int64_t>(real_us - from_us - for_us, 0));
+  return start_ms + static_cast<std::int64_t>((before + during * rate + after) / 1000);
+}
+
+// One UUID every 250 µs of real time for `total_us` on that clock: each carries the clock's
+// reading and sorts after the previous one.
+void issue_on_a_slewed_clock(FakeClock& clock, UuidV7Generator& gen, double rate,
+                             std::int64_t from_us, std::int64_t for_us, std::int64_t total_us) {
+  const std::int64_t start = clock.now_unix_ms();
+  Uuid previous{};
+  for (std::int64_t real_us = 0; real_us <= total_us; real_us += 250) {
+    clock.set(slewed_ms(start, real_us, rate, from_us, for_us));
+    const Uuid u = gen.next();
+    ASSERT_LT(previous, u) << "at " << real_us << " us";
+    ASSERT_EQ(uuidv7_unix_ms(u), clock.now_unix_ms());
+    previous = u;
+  }
+}
+
+TEST(UuidV7Generator, ASlewedClockOnlyEverMovesTheTimestampForward) {
+  // Slower and faster than any slew chrony makes (maxslewrate defaults to one twelfth).
+  for (const double rate : {0.9, 1.0 - 1.0 / 12, 1.1}) {
+    SCOPED_TRACE("x" + std::to_string(rate));
+    FakeClock clock;
+    UuidV7Generator gen(clock);
+    issue_on_a_slewed_clock(clock, gen, rate, 0, 5'000'000, 5'000'000);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(gen.stats().issued, 20'001u);
+    EXPECT_EQ(gen.stats().clock_backward_events, 0u);
+    EXPECT_EQ(gen.stats().counter_overflows, 0u);
+  }
+}
+
+TEST(UuidV7Generator, ALeapSecondSmearedBySlewingIsNeverAStepBack) {
+  // chrony's `leapsecmode slew`: a second absorbed over 12 s at the default maxslewrate, the
+  // steepest smear there is.
+  FakeClock clock(kLeap - 2'000);
+  UuidV7Generator gen(clock);
+  issue_on_a_slewed_clock(clock, gen, 1.0 - 1.0 / 12, 2'000'000, 12'000'000, 16'000'000);
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(clock.now_unix_ms(), kLeap - 2'000 + 15'000);
+  EXPECT_EQ(gen.stats().clock_backward_events, 0u);
+}
+
+TEST(UuidV7Generator, ALeapSecondSteppedByTheKernelHoldsTheLastMillisecond) {
+  // `leapsecmode system`: the kernel steps the clock back a second at 00:00:00 UTC. One UUID
+  // per millisecond of the repeated second: all at once, in the last millisecond used.
+  FakeClock clock(kLeap - 1);
+  UuidV7Generator gen(clock);
+  std::vector<Uuid> ids{gen.next()};
+  for (std::int64_t now = kLeap - 1'000; now < kLeap - 1; ++now) {
+    clock.set(now);
+    ids.push_back(gen.next());
+    ASSERT_EQ(uuidv7_unix_ms(ids.back()), kLeap - 1);
+    ASSERT_EQ(counter_of(ids.back()), counter_of(ids[ids.size() - 2]) + 1);
+  }
+  clock.set(kLeap);
+  ids.push_back(gen.next());
+  EXPECT_EQ(uuidv7_unix_ms(ids.back()), kLeap);
+  EXPECT_TRUE(std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) == ids.end());
+  EXPECT_EQ(gen.stats().clock_backward_events, 1u);
+  EXPECT_EQ(gen.stats().counter_overflows, 0u);
+}
+
+}  // namespace
+}  // namespace ticketd
