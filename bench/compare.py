@@ -29,6 +29,17 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 BINARY = os.path.join(ROOT, "build", "ticketd")
 SECONDS = float(sys.argv[1]) if len(sys.argv) > 1 else 5
 WORKERS = int(sys.argv[2]) if len(sys.argv) > 2 else 8
+# Optional: only the rows whose kind name starts with one of these (comma-separated), e.g. "ULID".
+ONLY = [k for k in (sys.argv[3] if len(sys.argv) > 3 else "").split(",") if k]
+TEXT_BYTES = {"U7": 36, "UL": 26}  # canonical text of the text kinds
+ULID_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def ulid_ms(ulid):
+    ms = 0
+    for c in ulid[:10]:
+        ms = ms * 32 + ULID_ALPHABET.index(c)
+    return ms
 
 CONFIG = """data_dir: {data}
 mysql:
@@ -45,6 +56,7 @@ sequences:
   - {{ name: T1000, kind: ticket, cache: 1000 }}
   - {{ name: Snowflake64, kind: snowflake }}
   - {{ name: U7, kind: uuidv7 }}
+  - {{ name: UL, kind: ulid }}
 """
 
 # name, front end ("client": made in the client process, no server), sequence, coordination
@@ -59,6 +71,8 @@ KINDS = [
     ("Snowflake", "http", "Snowflake64", "unique worker ID + sane clock", 8),
     ("UUIDv7", "mysql", "U7", "none (random bits)", 16),
     ("UUIDv7", "http", "U7", "none (random bits)", 16),
+    ("ULID", "mysql", "UL", "none (random bits); a durable mark per server", 16),
+    ("ULID", "http", "UL", "none (random bits); a durable mark per server", 16),
     ("UUIDv4 (baseline)", "client", None, "none: client-side uuid.uuid4(), no ticketd", 16),
 ]
 
@@ -135,6 +149,9 @@ class Taker:
             if self.sequence == "U7":
                 self.cur.execute("SELECT UUID_V7()")
                 return self.cur.fetchone()[0]
+            if self.sequence == "UL":
+                self.cur.execute("SELECT NEXTVAL(UL)")
+                return self.cur.fetchone()[0]
             self.cur.execute(f"REPLACE INTO {self.sequence} (stub) VALUES ('a')")
             return self.cur.lastrowid
         if self.hilo:
@@ -145,7 +162,7 @@ class Taker:
                 self.block = [first + i * step for i in range(count - 1, -1, -1)]
             return self.block.pop()
         ids = self._post(f"/v1/sequences/{self.sequence}/next", "{}")["ids"]
-        return ids[0] if self.sequence == "U7" else int(ids[0])
+        return ids[0] if self.sequence in TEXT_BYTES else int(ids[0])
 
 
 def worker(args):
@@ -230,6 +247,8 @@ def restart_cost(server, frontend, sequence, hilo):
         except Exception:  # noqa: BLE001 - not serving yet (Snowflake restart wait)
             time.sleep(0.001)
     elapsed_ms = (time.perf_counter() - t0) * 1e3
+    if sequence == "UL":
+        return f"{ulid_ms(first) - ulid_ms(last)} ms of IDs", elapsed_ms
     if isinstance(first, str):
         return "n/a (random)", elapsed_ms
     if sequence == "Snowflake64":
@@ -251,9 +270,11 @@ def main():
                   f"{'first ID':>9}  coordination")
         print(header)
         for name, frontend, sequence, coordination, binary_bytes in KINDS:
+            if ONLY and not any(name.startswith(k) for k in ONLY):
+                continue
             hilo = name.startswith("hi-lo")
-            # After the previous row's kill -9 a Snowflake sequence waits out its restart
-            # high-water mark; that cost belongs to the restart column, not to this row.
+            # After the previous row's kill -9 a Snowflake or ULID sequence waits out its restart
+            # mark; that cost belongs to the restart column, not to this row.
             while frontend != "client":
                 try:
                     Taker(server, frontend, sequence, hilo).take()
@@ -266,7 +287,7 @@ def main():
             else:
                 skipped, first_ms = restart_cost(server, frontend, sequence, hilo)
                 first = f"{first_ms:.0f}ms"
-            text_bytes = 36 if binary_bytes == 16 else 19
+            text_bytes = TEXT_BYTES.get(sequence, 36 if binary_bytes == 16 else 19)
             size = f"{binary_bytes}/{text_bytes}" + (f"/{wire:.0f}" if wire else "")
             print(f"{name:22} {frontend:6} {rate:9.0f} {p50:7.3f} {p99:7.3f} {size:>12} "
                   f"{ooo:12.4f} {skipped:>18} {first:>9}  {coordination}", flush=True)

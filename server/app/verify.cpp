@@ -1,14 +1,12 @@
 #include "server/app/verify.h"
 
-#include <map>
-#include <set>
-#include <string_view>
+#include <string>
 #include <vector>
 
 #include "server/app/data_dir_lock.h"
+#include "server/backup/kind_backup.h"
 #include "server/base/exit_code.h"
-#include "server/core/gapless_sequence.h"
-#include "server/core/sequence_record.h"
+#include "server/base/sequence_kind.h"
 #include "storage/rocksdb_counter_store.h"
 
 namespace ticketd {
@@ -31,52 +29,24 @@ int verify_data_dir(const std::string& dir, const std::string& external_mark, st
                  damaged ? "the store is refused" : "cannot open");
     return exit_status(damaged ? ExitCode::kFailed : ExitCode::kCannotOpen);
   }
+  // Each kind checks its own keys (its KindBackup part); the summary counts them by kind.
   std::vector<std::string> problems;
-  auto sequences = (*store)->scan(kSequencePrefix);
-  auto gapless = (*store)->scan(kGaplessPrefix);
-  if (!sequences || !gapless) {
-    std::fprintf(out, "verify: reading %s failed: %s\n", dir.c_str(),
-                 (!sequences ? sequences.error() : gapless.error()).message.c_str());
-    return exit_status(ExitCode::kCannotOpen);
-  }
-  for (const auto& [key, value] : *sequences) {
-    const auto name = std::string_view(key).substr(kSequencePrefix.size());
-    auto record = decode_record(name, value);
-    if (!record) {
-      problems.push_back("ticket sequence '" + std::string(name) + "': unreadable record");
-      continue;
+  std::string counts;
+  for (const auto kind : kAllSequenceKinds) {
+    backup::VerifyReport report;
+    if (auto r = backup::kind_backup(kind).verify(**store, report); !r) {
+      std::fprintf(out, "verify: reading %s failed: %s\n", dir.c_str(), r.error().message.c_str());
+      return exit_status(ExitCode::kCannotOpen);
     }
-    std::fprintf(out, "ticket  %-24s ceiling %llu\n", std::string(name).c_str(),
-                 static_cast<unsigned long long>(record->ceiling));
-  }
-  // One summary line per gapless sequence: its frontier and how many numbers are above it.
-  std::map<std::string, std::map<char, std::size_t>> counts;
-  std::map<std::string, std::string> frontiers;
-  for (const auto& [key, value] : *gapless) {
-    auto rest = std::string_view(key).substr(kGaplessPrefix.size());
-    auto slash = rest.find('/');
-    if (slash == std::string_view::npos) continue;  // reported by verify_gapless_records
-    const std::string name(rest.substr(0, slash));
-    auto kind = rest.substr(slash + 1);
-    if (kind == "f") {
-      frontiers[name] = value;
-    } else if (!kind.empty()) {
-      ++counts[name][kind.front()];
+    for (const auto& line : report.lines) std::fprintf(out, "%s\n", line.c_str());
+    problems.insert(problems.end(), report.problems.begin(), report.problems.end());
+    if (report.sequences != 0 || kind == SequenceKind::kTicket) {
+      counts += (counts.empty() ? "" : ", ") + std::to_string(report.sequences) + " " +
+                std::string(kind_name(kind));
     }
   }
-  std::set<std::string> names;
-  for (const auto& [n, _] : frontiers) names.insert(n);
-  for (const auto& [n, _] : counts) names.insert(n);
-  for (const auto& n : names) {
-    auto& c = counts[n];
-    std::fprintf(out, "gapless %-24s %s, %zu committed above it, %zu reserved, %zu void\n",
-                 n.c_str(), frontiers.contains(n) ? frontiers[n].c_str() : "(no frontier)", c['c'],
-                 c['r'], c['v']);
-  }
-  for (auto& p : verify_gapless_records(*gapless)) problems.push_back("gapless " + p);
   for (const auto& p : problems) std::fprintf(out, "VIOLATION %s\n", p.c_str());
-  std::fprintf(out, "verify: %zu ticket and %zu gapless sequences, %zu violations\n",
-               sequences->size(), names.size(), problems.size());
+  std::fprintf(out, "verify: %s sequences, %zu violations\n", counts.c_str(), problems.size());
   return exit_status(problems.empty() ? ExitCode::kOk : ExitCode::kFailed);
 }
 

@@ -1,7 +1,10 @@
 // Gapless sequences in a backup: their frontier, committed numbers and reservations; a restore
 // continues at exactly the number after the last one the application says it used.
 #include <algorithm>
+#include <cstdio>
 #include <limits>
+#include <map>
+#include <set>
 
 #include "server/backup/kind_backup.h"
 #include "server/core/gapless_sequence.h"
@@ -18,6 +21,42 @@ std::string n(std::optional<std::uint64_t> v) {
 class GaplessBackup final : public KindBackup {
  public:
   SequenceKind kind() const override { return SequenceKind::kGapless; }
+
+  // One line per sequence: its frontier and how many numbers are above it; then every record
+  // that breaks the invariants (verify_gapless_records).
+  DetailedResult<void> verify(CounterStore& store, VerifyReport& report) const override {
+    auto gapless = store.scan(kGaplessPrefix);
+    if (!gapless) return gapless.error();
+    std::map<std::string, std::map<char, std::size_t>> counts;
+    std::map<std::string, std::string> frontiers;
+    for (const auto& [key, value] : *gapless) {
+      auto rest = std::string_view(key).substr(kGaplessPrefix.size());
+      auto slash = rest.find('/');
+      if (slash == std::string_view::npos) continue;  // reported by verify_gapless_records
+      const std::string name(rest.substr(0, slash));
+      auto part = rest.substr(slash + 1);
+      if (part == "f") {
+        frontiers[name] = value;
+      } else if (!part.empty()) {
+        ++counts[name][part.front()];
+      }
+    }
+    std::set<std::string> names;
+    for (const auto& [name, _] : frontiers) names.insert(name);
+    for (const auto& [name, _] : counts) names.insert(name);
+    for (const auto& name : names) {
+      auto& c = counts[name];
+      char line[400];
+      std::snprintf(
+          line, sizeof line, "gapless   %-24s %s, %zu committed above it, %zu reserved, %zu void",
+          name.c_str(), frontiers.contains(name) ? frontiers[name].c_str() : "(no frontier)",
+          c['c'], c['r'], c['v']);
+      report.lines.emplace_back(line);
+    }
+    report.sequences += names.size();
+    for (auto& p : verify_gapless_records(*gapless)) report.problems.push_back("gapless " + p);
+    return {};
+  }
 
   DetailedResult<void> read_state(CounterStore& store, ManifestEntries& entries) const override {
     auto gapless = store.scan(kGaplessPrefix);

@@ -6,6 +6,8 @@
 #include <iterator>
 
 #include "server/base/parse_int.h"
+#include "server/base/utc_time.h"
+#include "server/core/snowflake_generator.h"
 
 namespace ticketd::backup {
 
@@ -74,6 +76,31 @@ const KindBackup& kind_backup(SequenceKind kind) {
 
 Error backup_corruption(const std::string& what) {
   return Error{StorageErrc::kCorruption, "backup: " + what};
+}
+
+DetailedResult<void> verify_marks(CounterStore& store, std::string_view kind,
+                                  std::string_view prefix, std::string_view suffix,
+                                  VerifyReport& report) {
+  auto marks = store.scan(prefix);
+  if (!marks) return marks.error();
+  for (const auto& [key, value] : *marks) {
+    std::string_view name = std::string_view(key).substr(prefix.size());
+    const auto slash = name.rfind('/');
+    if (slash == std::string_view::npos || slash == 0 || name.substr(slash + 1) != suffix) continue;
+    name = name.substr(0, slash);
+    ++report.sequences;
+    const auto mark = decode_hwm(value);
+    if (!mark) {
+      report.problems.push_back(std::string(kind) + " '" + std::string(name) +
+                                "': unreadable mark '" + value + "'");
+      continue;
+    }
+    char line[160];
+    std::snprintf(line, sizeof line, "%-9s %-24s mark %s", std::string(kind).c_str(),
+                  std::string(name).c_str(), format_utc_ms(mark->hwm_unix_ms).c_str());
+    report.lines.emplace_back(line);
+  }
+  return {};
 }
 
 std::string one_decimal(double v) {

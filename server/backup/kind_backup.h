@@ -65,6 +65,13 @@ class RestoreRun {
   std::map<std::string, std::map<std::string, std::string>, std::less<>> scans_;
 };
 
+/// What `ticketd verify` found of one kind in a stopped server's store.
+struct VerifyReport {
+  std::vector<std::string> lines;     // one summary line per sequence
+  std::vector<std::string> problems;  // every stored invariant that does not hold
+  std::size_t sequences = 0;
+};
+
 class KindBackup {
  public:
   virtual ~KindBackup() = default;
@@ -103,6 +110,13 @@ class KindBackup {
     return !claimed.tombstone;
   }
 
+  /// Its part of `ticketd verify` (server/app/verify.cpp): a line per sequence it stores and
+  /// every problem with its keys. Storage errors are returned as they are.
+  [[nodiscard]] virtual DetailedResult<void> verify(CounterStore& /*store*/,
+                                                    VerifyReport& /*report*/) const {
+    return {};
+  }
+
   /// Its restore rule: mutations and a step in `run.plan`, or a refusal in `run.refusals`.
   /// Kinds based on time restore as they are (a worker ID's high-water mark still holds).
   [[nodiscard]] virtual DetailedResult<void> plan(const BackedUpSequence& s, RestoreRun& run) const;
@@ -120,6 +134,11 @@ class KindBackup {
 [[nodiscard]] Error backup_corruption(const std::string& what);
 /// `v` with one decimal ("12.5"), as the restore's steps print seconds and rates.
 [[nodiscard]] std::string one_decimal(double v);
+/// verify() of a time kind: each of its marks under `prefix` ("<prefix><name>/<suffix>") decodes
+/// as a high-water mark record; a line per mark.
+[[nodiscard]] DetailedResult<void> verify_marks(CounterStore& store, std::string_view kind,
+                                                std::string_view prefix, std::string_view suffix,
+                                                VerifyReport& report);
 
 /// Integers above 2^53 lose precision in many JSON readers: the manifest writes them as
 /// decimal strings and reads either form.

@@ -23,6 +23,10 @@ class SnowflakeBackup final : public KindBackup {
     }
     return {};
   }
+
+  DetailedResult<void> verify(CounterStore& store, VerifyReport& report) const override {
+    return verify_marks(store, "snowflake", kMarkPrefix, "hwm", report);
+  }
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // rates; a restore raises every ceiling past what the sequence can have issued since.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "server/backup/kind_backup.h"
@@ -77,6 +78,25 @@ Raised raise(std::uint64_t ceiling, u128 skip, std::uint64_t increment, std::uin
 class TicketBackup final : public KindBackup {
  public:
   SequenceKind kind() const override { return SequenceKind::kTicket; }
+
+  DetailedResult<void> verify(CounterStore& store, VerifyReport& report) const override {
+    auto sequences = store.scan(kSequencePrefix);
+    if (!sequences) return sequences.error();
+    for (const auto& [key, value] : *sequences) {
+      const auto name = std::string_view(key).substr(kSequencePrefix.size());
+      ++report.sequences;
+      auto record = decode_record(name, value);
+      if (!record) {
+        report.problems.push_back("ticket sequence '" + std::string(name) + "': unreadable record");
+        continue;
+      }
+      char line[160];
+      std::snprintf(line, sizeof line, "ticket    %-24s ceiling %llu", std::string(name).c_str(),
+                    static_cast<unsigned long long>(record->ceiling));
+      report.lines.emplace_back(line);
+    }
+    return {};
+  }
 
   DetailedResult<void> read_records(CounterStore& store, ManifestEntries& entries) const override {
     auto sequences = store.scan(kSequencePrefix);

@@ -39,6 +39,10 @@ class UlidBackup final : public KindBackup {
     return {};
   }
 
+  DetailedResult<void> verify(CounterStore& store, VerifyReport& report) const override {
+    return verify_marks(store, "ulid", kMarkPrefix, kMarkSuffix.substr(1), report);
+  }
+
   void to_json(const BackedUpSequence& s, boost::json::object& o) const override {
     if (s.mark_unix_ms) o["mark_unix_ms"] = *s.mark_unix_ms;
     if (s.mark_written_at_ms) o["mark_written_at_ms"] = *s.mark_written_at_ms;

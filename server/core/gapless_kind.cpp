@@ -2,8 +2,11 @@
 // a definition ("def/") plus the sequence's own state.
 #include <array>
 #include <memory>
+#include <string>
+#include <type_traits>
 #include <utility>
 
+#include "server/base/gapless_bounds.h"
 #include "server/base/log.h"
 #include "server/core/kind_module.h"
 #include "server/core/ticket_errc.h"
@@ -119,6 +122,57 @@ class GaplessKind final : public KindModule {
     as_gapless(handle)->frontier_stored();
   }
   bool supersedes_tombstone() const override { return true; }
+
+  void encode_definition(const SequenceDefinition& d, RecordWriter& w) const override {
+    w.add("start", d.spec.start)
+        .add("increment", d.spec.increment)
+        .add("offset", d.spec.offset)
+        .add("max_value", d.spec.max_value)
+        .add("order", order_name(d.gapless.order))
+        .add("reservation_ttl_ms", d.gapless.reservation_ttl_ms)
+        .add("max_reservation_ttl_ms", d.gapless.max_reservation_ttl_ms)
+        .add("strict_wait_ms", d.gapless.strict_wait_ms);
+  }
+
+  bool decode_definition(const RecordView& r, SequenceDefinition& d) const override {
+    bool ok = true;
+    const auto read = [&](std::string_view key, auto& target) {
+      if (!r.has(key)) return;
+      auto v = r.get_int<std::remove_reference_t<decltype(target)>>(key);
+      if (v) target = *v;
+      ok = ok && v.has_value();
+    };
+    read("start", d.spec.start);
+    read("increment", d.spec.increment);
+    read("offset", d.spec.offset);
+    read("max_value", d.spec.max_value);
+    read("reservation_ttl_ms", d.gapless.reservation_ttl_ms);
+    read("max_reservation_ttl_ms", d.gapless.max_reservation_ttl_ms);
+    read("strict_wait_ms", d.gapless.strict_wait_ms);
+    if (auto order = r.get("order")) {
+      ok = ok && (*order == "relaxed" || *order == "strict");
+      d.gapless.order = *order == "strict" ? GaplessOrder::kStrict : GaplessOrder::kRelaxed;
+    }
+    return ok;
+  }
+
+  std::string validate_definition(const SequenceDefinition& d) const override {
+    const auto& o = d.gapless;
+    const auto in = [](std::int64_t v, std::int64_t hi) { return v >= 1 && v <= hi; };
+    if (!in(o.reservation_ttl_ms, kMaxReservationTtlMs)) {
+      return "reservation_ttl_ms must be 1.." + std::to_string(kMaxReservationTtlMs);
+    }
+    if (!in(o.max_reservation_ttl_ms, kMaxReservationTtlMs)) {
+      return "max_reservation_ttl_ms must be 1.." + std::to_string(kMaxReservationTtlMs);
+    }
+    if (o.reservation_ttl_ms > o.max_reservation_ttl_ms) {
+      return "reservation_ttl_ms is greater than max_reservation_ttl_ms";
+    }
+    if (!in(o.strict_wait_ms, kMaxStrictWaitMs)) {
+      return "strict_wait_ms must be 1.." + std::to_string(kMaxStrictWaitMs);
+    }
+    return {};
+  }
 
   std::span<const KindMetricRow> metric_rows() const override { return kMetricRows; }
 

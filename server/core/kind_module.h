@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/base/record_codec.h"
 #include "server/base/result.h"
 #include "server/core/group_committer.h"
 #include "server/core/sequence_definition.h"
@@ -75,6 +76,20 @@ class KindModule {
  public:
   virtual ~KindModule() = default;
   [[nodiscard]] virtual SequenceKind kind() const = 0;
+
+  /// Its part of a stored definition ("def/<name>", sequence_definition.h), after `kind`:
+  /// written as key=value fields, read back (false: a field does not read; an absent one keeps
+  /// its default), and checked (a message naming the first problem, or empty).
+  virtual void encode_definition(const SequenceDefinition& /*definition*/,
+                                 RecordWriter& /*out*/) const {}
+  [[nodiscard]] virtual bool decode_definition(const RecordView& /*in*/,
+                                               SequenceDefinition& /*definition*/) const {
+    return true;
+  }
+  [[nodiscard]] virtual std::string validate_definition(
+      const SequenceDefinition& /*definition*/) const {
+    return {};
+  }
 
   /// Builds a sequence from its definition (one created at run time, or one from the config
   /// file). `tombstone`: the highest value a dropped sequence of the name may have issued,

@@ -6,7 +6,6 @@
 #include <string>
 #include <string_view>
 
-#include "server/base/gapless_bounds.h"  // the bounds validate() checks
 #include "server/core/gapless_sequence.h"
 #include "server/core/sequence_spec.h"
 
@@ -23,11 +22,13 @@ struct SequenceDefinition {
 
 inline constexpr std::string_view kDefinitionPrefix = "def/";
 
-/// validate(spec), then the options of its kind; a message naming the first problem, or empty.
+/// validate(spec), then the options of its kind (KindModule::validate_definition); a message
+/// naming the first problem, or empty.
 [[nodiscard]] std::string validate(const SequenceDefinition& definition);
 
 [[nodiscard]] std::string definition_key(std::string_view name);
-/// "v=1 kind=<kind>" and, for gapless, the grid and options as key=value fields.
+/// "v=1 kind=<kind>" and the kind's own fields (KindModule::encode_definition: for gapless,
+/// the grid and options) as key=value fields.
 [[nodiscard]] std::string encode_definition(const SequenceDefinition& definition);
 [[nodiscard]] std::optional<SequenceDefinition> decode_definition(std::string_view name,
                                                                   std::string_view text);

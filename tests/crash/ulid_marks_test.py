@@ -144,6 +144,12 @@ class UlidMarks(unittest.TestCase):
         t = self.ticketd("wait", data)
         before = self.take(t)
         self.assertEqual(t.stop(), 0)
+        # `ticketd verify` reads the mark (every kind checks its own keys).
+        v = subprocess.run([BINARY, "verify", "--data-dir", data], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        self.assertRegex(v.stdout, r"ulid +Events +mark \d{4}-")
+        self.assertIn("1 ulid sequences, 0 violations", v.stdout)
         t = self.ticketd("wait", data)
         after = self.take(t)  # 200 at once: no margin to wait out
         self.assertGreater(after[0], before[-1])

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "server/backup/kind_backup.h"
 #include "server/backup/manifest.h"
 #include "server/base/exit_code.h"
 #include "server/core/gapless_sequence.h"
@@ -321,6 +323,44 @@ TEST(RestorePlan, AUlidMarkIsRaisedByTheBackupsAge) {
                                  [](const RestoreStep& st) { return st.sequence == "U"; });
   ASSERT_NE(step, p->steps.end());
   EXPECT_EQ(step->event, "ulid_mark_raised");
+}
+
+}  // namespace
+}  // namespace ticketd::backup
+
+namespace ticketd::backup {
+namespace {
+
+// `ticketd verify` asks every kind's backup part: a line per stored sequence, and a problem for
+// every key that does not read (here a ULID mark that is not a mark).
+TEST(KindVerify, EveryKindReportsItsSequencesAndItsUnreadableKeys) {
+  MemoryCounterStore store;
+  std::vector<Mutation> m{
+      {sequence_key("T"), encode_record({SequenceSpec{.name = "T"}, 5000})},
+      {"gapless/G/f", encode_frontier(GaplessFrontier{11, 1, 1})},
+      {snowflake_hwm_key("S"), encode_hwm(SnowflakeHwmRecord{kTaken, kTaken})},
+      {ulid_mark_key("U"), encode_hwm(SnowflakeHwmRecord{kTaken + 2000, kTaken})},
+      {ulid_mark_key("Bad"), "v=1 nonsense"},
+  };
+  ASSERT_TRUE(store.commit(m));
+  std::map<SequenceKind, VerifyReport> reports;
+  for (const auto kind : kAllSequenceKinds) {
+    ASSERT_TRUE(kind_backup(kind).verify(store, reports[kind]));
+  }
+  EXPECT_EQ(reports[SequenceKind::kTicket].sequences, 1u);
+  EXPECT_NE(reports[SequenceKind::kTicket].lines.at(0).find("ceiling 5000"), std::string::npos);
+  EXPECT_EQ(reports[SequenceKind::kGapless].sequences, 1u);
+  EXPECT_TRUE(reports[SequenceKind::kGapless].problems.empty());
+  EXPECT_EQ(reports[SequenceKind::kSnowflake].sequences, 1u);
+  EXPECT_EQ(reports[SequenceKind::kUlid].sequences, 2u);
+  ASSERT_EQ(reports[SequenceKind::kUlid].lines.size(), 1u);
+  EXPECT_NE(reports[SequenceKind::kUlid].lines[0].find("mark 2026-12-02T18:40:02.000Z"),
+            std::string::npos)
+      << reports[SequenceKind::kUlid].lines[0];
+  ASSERT_EQ(reports[SequenceKind::kUlid].problems.size(), 1u);
+  EXPECT_NE(reports[SequenceKind::kUlid].problems[0].find("ulid 'Bad': unreadable mark"),
+            std::string::npos);
+  EXPECT_EQ(reports[SequenceKind::kUuidV7].sequences, 0u);
 }
 
 }  // namespace

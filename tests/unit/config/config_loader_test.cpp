@@ -10,6 +10,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "server/base/gapless_bounds.h"
 #include "server/core/sequence_definition.h"
 #include "server/core/sequence_spec.h"
 
