@@ -7,6 +7,7 @@
 
 #include "server/base/utc_time.h"
 #include "server/core/snowflake_generator.h"
+#include "server/core/ulid_sequence.h"
 #include "server/plan/capacity_plan.h"
 
 namespace ticketd::plan {
@@ -276,9 +277,10 @@ void plan_snowflake(const PlanInput& in, PlanReport& r) {
   check_years(in, b.range_ms, r);
 }
 
-// UUIDv7 and ULID: 48 bits of Unix ms, no state; `generator` is what one generator issues per
-// second at least (nullopt: no practical bound).
-void plan_unix_ms48(const PlanInput& in, std::optional<u128> generator, PlanReport& r) {
+// UUIDv7 and ULID: 48 bits of Unix ms; `generator` is what one generator issues per second at
+// least (nullopt: no practical bound); `writes` per second keep its durable mark (`why`).
+void plan_unix_ms48(const PlanInput& in, std::optional<u128> generator, u128 writes,
+                    std::string_view why, PlanReport& r) {
   add_time_range(u128{kLastUnixMs48} + 1, kLastUnixMs48, "48 bits of ms from 1970", r);
   const auto cpu = add_figure(in, r);
   std::optional<u128> per_server = cpu;
@@ -289,7 +291,7 @@ void plan_unix_ms48(const PlanInput& in, std::optional<u128> generator, PlanRepo
     add_target(in, r);
     if (const u128 needed = add_servers(in, per_server, r); needed != 0) servers = needed;
   }
-  add_durability(in, 0, servers, "no state", r);
+  add_durability(in, writes, servers, why, r);
   check_years(in, u128{kLastUnixMs48} + 1, r);
 }
 
@@ -298,13 +300,15 @@ void plan_uuidv7(const PlanInput& in, PlanReport& r) {
   add(r, "generator_ids_per_ms",
       n(kUuidV7IdsPerMs) + " IDs at least (then its timestamp runs ahead of the clock)");
   add(r, "generator_ids_per_second", n(per_second) + " IDs/s");
-  plan_unix_ms48(in, per_second, r);
+  plan_unix_ms48(in, per_second, 0, "no state", r);
 }
 
 void plan_ulid(const PlanInput& in, PlanReport& r) {
   add(r, "generator_ids_per_ms",
       "no practical bound (80 random bits, counted up within a millisecond)");
-  plan_unix_ms48(in, std::nullopt, r);
+  const std::int64_t margin = kDefaultUlidMarkMarginMs;
+  plan_unix_ms48(in, std::nullopt, snowflake_mark_writes(margin),
+                 "its durable mark, kept " + std::to_string(margin) + " ms ahead", r);
 }
 
 constexpr KindPlan kKindPlans[] = {
@@ -318,7 +322,7 @@ constexpr KindPlan kKindPlans[] = {
     {SequenceKind::kUuidV7, plan_uuidv7, false, false, false,
      "0 keys (no state); def/NAME if created at run time"},
     {SequenceKind::kUlid, plan_ulid, false, false, false,
-     "0 keys (no state); def/NAME if created at run time"},
+     "1 key (ulid/NAME/mark); def/NAME if created at run time"},
 };
 static_assert(std::size(kKindPlans) == std::size(kSequenceKindRows));
 static_assert([] {

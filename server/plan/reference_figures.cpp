@@ -10,6 +10,9 @@ constexpr std::string_view kHa = "bench/ha.sh 10 3";
 constexpr std::string_view kHaDate = "2026-12-04";  // commit c96d20c put the quiet-box run in
 constexpr std::string_view kCompare = "bench/compare.sh 5 8";
 constexpr std::string_view kCompareDate = "2026-11-30";  // "One run (2026-11-30, ...)"
+// "Time kinds on a quiet box (2026-12-07, ...)": Snowflake, UUIDv7 and ULID rows only.
+constexpr std::string_view kCompareTime = "bench/compare.sh 5 8 Snowflake,UUIDv7,ULID";
+constexpr std::string_view kCompareTimeDate = "2026-12-07";
 
 // The figures `ticketd plan` uses: update a row here when its document quotes a newer run, and
 // docs/capacity.md's worked examples (tests/app/plan_test.py runs them) with it.
@@ -30,19 +33,26 @@ constexpr ReferenceFigure kFigures[] = {
     {Measure::kIdsPerSecond, SequenceKind::kGapless, FrontEnd::kMysql, Engine::kEtcd, 3410,
      Bound::kBox, kHa, kHaDate, "docs/ha.md",
      "BEGIN; SELECT NEXTVAL; COMMIT at 16 sysbench clients, a three-member etcd on loopback"},
-    // docs/comparison.md: `Snowflake | mysql | 14,070` and `Snowflake | http | 3,848`.
-    {Measure::kIdsPerSecond, SequenceKind::kSnowflake, FrontEnd::kMysql, Engine::kRocksDb, 14070,
-     Bound::kClients, kCompare, kCompareDate, "docs/comparison.md",
+    // docs/comparison.md "Time kinds on a quiet box": `Snowflake | mysql | 54,134`,
+    // `Snowflake | http | 19,658`, `UUIDv7 | mysql | 36,733`, `UUIDv7 | http | 17,817`,
+    // `ULID | mysql | 38,054`, `ULID | http | 19,588`.
+    {Measure::kIdsPerSecond, SequenceKind::kSnowflake, FrontEnd::kMysql, Engine::kRocksDb, 54134,
+     Bound::kClients, kCompareTime, kCompareTimeDate, "docs/comparison.md",
      "REPLACE INTO ...; lastrowid, 8 PyMySQL clients"},
-    {Measure::kIdsPerSecond, SequenceKind::kSnowflake, FrontEnd::kHttp, Engine::kRocksDb, 3848,
-     Bound::kClients, kCompare, kCompareDate, "docs/comparison.md",
+    {Measure::kIdsPerSecond, SequenceKind::kSnowflake, FrontEnd::kHttp, Engine::kRocksDb, 19658,
+     Bound::kClients, kCompareTime, kCompareTimeDate, "docs/comparison.md",
      "POST .../next, 8 Python clients"},
-    // docs/comparison.md: `UUIDv7 | mysql | 9,794` and `UUIDv7 | http | 4,864`.
-    {Measure::kIdsPerSecond, SequenceKind::kUuidV7, FrontEnd::kMysql, Engine::kRocksDb, 9794,
-     Bound::kClients, kCompare, kCompareDate, "docs/comparison.md",
+    {Measure::kIdsPerSecond, SequenceKind::kUuidV7, FrontEnd::kMysql, Engine::kRocksDb, 36733,
+     Bound::kClients, kCompareTime, kCompareTimeDate, "docs/comparison.md",
      "SELECT UUID_V7(), 8 PyMySQL clients"},
-    {Measure::kIdsPerSecond, SequenceKind::kUuidV7, FrontEnd::kHttp, Engine::kRocksDb, 4864,
-     Bound::kClients, kCompare, kCompareDate, "docs/comparison.md",
+    {Measure::kIdsPerSecond, SequenceKind::kUuidV7, FrontEnd::kHttp, Engine::kRocksDb, 17817,
+     Bound::kClients, kCompareTime, kCompareTimeDate, "docs/comparison.md",
+     "POST .../next, 8 Python clients"},
+    {Measure::kIdsPerSecond, SequenceKind::kUlid, FrontEnd::kMysql, Engine::kRocksDb, 38054,
+     Bound::kClients, kCompareTime, kCompareTimeDate, "docs/comparison.md",
+     "SELECT NEXTVAL(seq), 8 PyMySQL clients"},
+    {Measure::kIdsPerSecond, SequenceKind::kUlid, FrontEnd::kHttp, Engine::kRocksDb, 19588,
+     Bound::kClients, kCompareTime, kCompareTimeDate, "docs/comparison.md",
      "POST .../next, 8 Python clients"},
     // docs/ha.md "Measured": the rounds' `synced writes, mean` 0.86, 0.75, 0.70 ms (RocksDB) and
     // 3.33, 2.99, 3.19 ms (etcd); the medians.

@@ -152,14 +152,14 @@ TEST(PlanReport, SnowflakeServersNeedAWorkerIdEach) {
   in.layout = SnowflakeLayout{
       .epoch_unix_ms = 1767225600000, .time_bits = 50, .worker_bits = 1, .sequence_bits = 12};
   in.layout_changed = true;
-  in.ids_per_second = 50000;
+  in.ids_per_second = 200000;
   ASSERT_EQ(check_input(in), "");
   const PlanReport r = make_plan(in);
   EXPECT_EQ(value_of(r, "layout"),
             "50/1/12 bits (time/worker/sequence), 1 ms ticks (twitter, changed)");
   EXPECT_EQ(value_of(r, "ids_per_ms_per_worker"), "4096 IDs");
   EXPECT_EQ(value_of(r, "worker_ids"), "2 workers");
-  EXPECT_EQ(value_of(r, "servers_for_load"), "4 servers");  // 50000 / 14070, up
+  EXPECT_EQ(value_of(r, "servers_for_load"), "4 servers");  // 200000 / 54134, up
   EXPECT_EQ(value_of(r, "worker_ids_needed"), "5 workers (one per server)");
   ASSERT_EQ(r.misses.size(), 1u);
   EXPECT_EQ(r.misses[0], "5 servers need 5 worker IDs; 1 worker bits give 2");
@@ -187,27 +187,41 @@ TEST(PlanReport, ASlowLayoutBoundsEachServerByItsWorker) {
 TEST(PlanReport, UuidV7IsBoundedByItsFigureAndItsCounter) {
   PlanInput in = of_kind(SequenceKind::kUuidV7);
   in.front_end = FrontEnd::kHttp;
-  in.ids_per_second = 10000;
+  in.ids_per_second = 50000;
   const PlanReport r = make_plan(in);
   EXPECT_EQ(value_of(r, "generator_ids_per_second"), "2048000 IDs/s");
   EXPECT_EQ(value_of(r, "ends_at"), "10889-08-02T05:31:50.655Z");
-  EXPECT_EQ(value_of(r, "ids_per_second_per_server"), "4864 IDs/s");
-  EXPECT_EQ(value_of(r, "servers_needed").substr(0, 9), "4 servers");  // 10000 / 4864 = 3, + 1
+  EXPECT_EQ(value_of(r, "ids_per_second_per_server"), "17817 IDs/s");
+  EXPECT_EQ(value_of(r, "servers_needed").substr(0, 9), "4 servers");  // 50000 / 17817 = 3, + 1
   EXPECT_EQ(value_of(r, "durable_writes_per_second_per_server"), "0 writes/s (no state)");
   EXPECT_EQ(r.lines.back().value, "yes");
 }
 
 TEST(PlanReport, AKindNoBenchMeasuredCannotBeShownToFit) {
-  PlanInput in = of_kind(SequenceKind::kUlid);
+  PlanInput in = of_kind(SequenceKind::kGapless);
   in.front_end = FrontEnd::kHttp;
   in.ids_per_second = 1000;
   const PlanReport r = make_plan(in);
-  EXPECT_EQ(value_of(r, "figure"), "none (no bench command has measured ulid over http)");
+  EXPECT_EQ(value_of(r, "figure"), "none (no bench command has measured gapless over http)");
   EXPECT_EQ(value_of(r, "servers_for_load"), "unknown (no measured figure)");
   ASSERT_EQ(r.misses.size(), 1u);
   EXPECT_EQ(r.misses[0],
-            "no bench command has measured ulid over http: the servers it needs "
+            "no bench command has measured gapless over http: the servers it needs "
             "are unknown");
+}
+
+// A ULID sequence's durable mark costs what a Snowflake high-water mark does: one synced write
+// per half margin while it issues.
+TEST(PlanReport, AUlidSequenceIsBoundedByItsFigureAndKeepsAMark) {
+  PlanInput in = of_kind(SequenceKind::kUlid);
+  in.front_end = FrontEnd::kHttp;
+  in.ids_per_second = 50000;
+  const PlanReport r = make_plan(in);
+  EXPECT_EQ(value_of(r, "ids_per_second_per_server"), "19588 IDs/s");
+  EXPECT_EQ(value_of(r, "servers_for_load"), "3 servers");  // 50000 / 19588, up
+  EXPECT_EQ(value_of(r, "durable_writes_per_second_per_server"),
+            "1 writes/s (its durable mark, kept 2000 ms ahead)");
+  EXPECT_EQ(r.lines.back().value, "yes");
 }
 
 TEST(PlanReport, AGaplessSequenceIsNumberedByOneServer) {
@@ -329,7 +343,8 @@ TEST(PlanReport, AFigureOfTheOtherEngineStandsInAndMissingOnesAreNone) {
       find_ids_figure(SequenceKind::kTicket, FrontEnd::kMysql, Engine::kEtcd);
   ASSERT_NE(ticket_etcd, nullptr);
   EXPECT_EQ(ticket_etcd->value, 61201u);
-  EXPECT_EQ(find_ids_figure(SequenceKind::kUlid, FrontEnd::kHttp, Engine::kRocksDb), nullptr);
+  EXPECT_EQ(find_ids_figure(SequenceKind::kGapless, FrontEnd::kHttp, Engine::kRocksDb), nullptr);
+  ASSERT_NE(find_ids_figure(SequenceKind::kUlid, FrontEnd::kHttp, Engine::kRocksDb), nullptr);
   EXPECT_EQ(synced_write_figure(Engine::kRocksDb).value, 750u);
   EXPECT_EQ(synced_write_figure(Engine::kEtcd).value, 3190u);
 }
