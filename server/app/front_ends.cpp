@@ -145,18 +145,17 @@ FrontEnds::FrontEnds(const config::Config& config, Engine& engine, const TlsCont
     log::audit(event, detail, fields);
     metrics.audit_event(event);
   };
-  mysql_deps.audit = audit;
-  http_deps.audit = audit;
+  auth = AuthOutcomes(&auth_throttle, audit);
+  mysql_deps.auth = &auth;
+  http_deps.auth = &auth;
   engine.service().set_audit(audit);
   mysql_deps.max_connections = config.mysql.max_connections;
-  mysql_deps.auth_throttle = &auth_throttle;
   mysql_deps.wait_timeout = config.mysql.wait_timeout;
   mysql_deps.net_read_timeout = config.mysql.net_read_timeout;
   mysql_deps.net_write_timeout = config.mysql.net_write_timeout;
   mysql_deps.connect_timeout = config.mysql.connect_timeout;
   http_deps.workers = &engine.workers();
   metrics.watch(&engine.workers(), engine.ha() ? gate.get() : nullptr);
-  http_deps.auth_throttle = &auth_throttle;
   http_deps.gate = engine.ha() ? gate.get() : nullptr;
   if (!config.backup.dir.empty() && engine.rocksdb() != nullptr) {
     backups = std::make_unique<OnlineBackups>(engine, *engine.rocksdb(), config.backup.dir,

@@ -10,6 +10,7 @@
 #include "server/app/backup_commands.h"
 #include "server/app/engine.h"
 #include "server/app/startup_error.h"
+#include "server/core/auth_outcomes.h"
 #include "server/core/auth_throttle.h"
 #include "server/core/lease_log.h"
 #include "server/core/serving_gate.h"
@@ -49,6 +50,8 @@ struct FrontEnds {
   metrics::Metrics metrics;
   // Failed logins and bad tokens, per client address, for both front ends.
   AuthThrottle auth_throttle;
+  // What both front ends do with a credential check: the throttle above and the audit trail.
+  AuthOutcomes auth;
   const mysql::ServerSettings settings;
   Live<mysql::LoginPolicy> login;  // replaced by a reload
   UuidV7Generator uuids;

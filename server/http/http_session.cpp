@@ -263,11 +263,9 @@ void serialize_refusal(HttpDeps& deps, const std::pair<HttpErrc, std::string>& a
 // Takes the auth throttle's slot for a request; false, with the 429 in `wire`, if refused.
 bool admitted_by_throttle(HttpDeps& deps, const std::string& peer, AuthThrottle::Slot& slot,
                           std::string& wire) {
-  // The auth throttle (a token has no user: the pair is the address alone). While this
-  // address's bad tokens are being answered slowly, a further request is refused unchecked.
-  if (deps.auth_throttle == nullptr) return true;
-  slot = deps.auth_throttle->admit(peer, {});
-  if (slot.admitted()) return true;
+  // A token has no user: the pair is the address alone. While this address's bad tokens are
+  // being answered slowly, a further request is refused unchecked.
+  if (deps.auth == nullptr || deps.auth->admit(peer, {}, slot)) return true;
   deps.metrics.error("http", map_error(HttpErrc::kTooManyAuthFailures).code);
   Response busy = error_response(HttpErrc::kTooManyAuthFailures,
                                  "requests with a bad bearer token from this address are "
@@ -286,34 +284,18 @@ asio::awaitable<void> refuse_and_close(Stream& io, net::TimedSocket& tcp, const 
   if (!wec) co_await linger_and_close(tcp);
 }
 
-// Audits a refused bearer token and counts it with the auth throttle; nullopt otherwise.
-std::optional<AuthThrottle::Failure> record_refused_token(HttpDeps& deps, const Response& res,
-                                                          AuthThrottle::Slot& slot,
-                                                          const RequestLine& line,
-                                                          const std::string& peer) {
-  if (res.result() != bhttp::status::unauthorized) return std::nullopt;
-  if (deps.audit) {
-    // The request line (never the Authorization header) says what was refused.
-    const std::string_view refused_target = std::string_view(line.target).substr(0, 128);
-    deps.audit("token_refused",
-               "http " + line.method + " " + printable(line.target, 128) +
-                   (line.presented_token ? " (wrong bearer token)" : " (no bearer token)") +
-                   " from " + peer,
-               {{"client", peer}, {"method", line.method}, {"target", refused_target}});
-  }
-  if (deps.auth_throttle == nullptr) return std::nullopt;
-  return deps.auth_throttle->record_failure(slot);
-}
-
-// Logs a refused bearer token that the auth throttle's rate limit lets through.
-void warn_refused_token(const RequestLine& line, const std::string& peer,
-                        const AuthThrottle::Failure& f) {
+// A refused bearer token: audited, counted by the auth throttle and logged (AuthOutcomes); how
+// long its answer waits, in ms. 0 for any other answer.
+std::int64_t record_refused_token(HttpDeps& deps, const Response& res, AuthThrottle::Slot& slot,
+                                  const RequestLine& line, const std::string& peer) {
+  if (res.result() != bhttp::status::unauthorized || deps.auth == nullptr) return 0;
+  // The request line (never the Authorization header) says what was refused.
+  const std::string who = line.method + " " + printable(line.target, 128) +
+                          (line.presented_token ? " (wrong bearer token)" : " (no bearer token)");
+  const std::string detail = "http " + who + " from " + peer;
   const std::string_view refused_target = std::string_view(line.target).substr(0, 128);
-  log::warn(
-      failure_line("http authorization",
-                   line.method + " " + printable(line.target, 128) +
-                       (line.presented_token ? " (wrong bearer token)" : " (no bearer token)"),
-                   peer, f),
+  return deps.auth->refused(
+      slot, {peer, {}, "http authorization", who, "token_refused", detail},
       {{"client", peer}, {"method", line.method}, {"target", refused_target}});
 }
 
@@ -407,15 +389,14 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
       break;
     }
     Response res = co_await conn.answer(deps, parser);
-    const auto failure = record_refused_token(deps, res, slot, conn.line, peer);
-    if (failure && failure->delay_ms > 0) {
+    if (const auto delay_ms = record_refused_token(deps, res, slot, conn.line, peer);
+        delay_ms > 0) {
       // The bad token's answer waits (a timer: the I/O thread serves others meanwhile),
       // holding its place; a good token is never delayed.
-      throttle_timer.expires_after(std::chrono::milliseconds(failure->delay_ms));
+      throttle_timer.expires_after(std::chrono::milliseconds(delay_ms));
       co_await throttle_timer.async_wait(use_nothrow);
       if (deps.sessions.stopping()) res.keep_alive(false);
     }
-    if (failure && failure->log) warn_refused_token(conn.line, peer, *failure);
     if (deps.sessions.stopping()) res.keep_alive(false);
     tcp.expires_after(o.read_timeout);
     serialize_answer(res, conn.wire, conn.body_buffer);

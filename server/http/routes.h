@@ -14,8 +14,7 @@
 
 #include "server/backup/backup_taker.h"
 #include "server/base/live.h"
-#include "server/core/audit.h"
-#include "server/core/auth_throttle.h"
+#include "server/core/auth_outcomes.h"
 #include "server/core/clock.h"
 #include "server/core/lease_log.h"
 #include "server/core/serving_gate.h"
@@ -78,11 +77,10 @@ struct HttpDeps {
   /// With an election (storage.engine etcd): sequence routes answer 503 not_leader and
   /// /readyz 503 unless this instance serves. Null: always serving.
   const ServingGate* gate = nullptr;
-  /// Rejected tokens per client address (shared with MySQL): requests from an address with
-  /// repeated failures wait before they are answered, and failures are logged. Null: neither.
-  AuthThrottle* auth_throttle = nullptr;
-  /// Every refused bearer token is one audit event (request and peer; never the token).
-  AuditSink audit;
+  /// What a refused bearer token does (the auth throttle, shared with MySQL: requests from an
+  /// address with repeated failures wait before they are answered, and failures are logged;
+  /// the audit trail: request and peer, never the token). Null: neither.
+  const AuthOutcomes* auth = nullptr;
   /// POST /v1/admin/backup: null when online backups are off (no backup.dir, or the etcd engine).
   backup::BackupTaker* backups = nullptr;
   /// POST /v1/admin/reload: re-reads the config file (as SIGHUP does); `done` gets what changed,

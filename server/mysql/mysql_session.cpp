@@ -169,41 +169,29 @@ std::string too_many_connections_frame() {
   return out;
 }
 
-// The connection's hooks: deps.hooks, with logins from `host` admitted by the auth throttle
-// and failed ones throttled, logged and audited.
+// The connection's hooks: deps.hooks, with logins from `host` admitted, and refused ones
+// audited, throttled and logged, by the server's AuthOutcomes.
 ConnectionHooks login_hooks(MySqlDeps& deps, const std::string& host,
                             const std::shared_ptr<LoginGate>& gate) {
   ConnectionHooks hooks = deps.hooks;
-  if (deps.auth_throttle != nullptr) {
-    hooks.admit_login = [&deps, host, gate](std::string_view user) {
-      gate->slot = deps.auth_throttle->admit(host, user);
-      if (gate->slot.admitted()) return true;
-      log::debug("mysql login of user '" + printable(user) + "' from " + host +
-                     " refused unchecked: the throttle's checks of this pair are all in use",
-                 {{"client", host}});
-      return false;
-    };
-  }
-  if (deps.auth_throttle != nullptr || deps.audit) {
-    hooks.on_auth_failure = [&deps, host, gate](std::string_view user) {
-      if (deps.hooks.on_auth_failure) deps.hooks.on_auth_failure(user);
-      // The user name as the client sent it (the writer escapes it), cut like printable().
-      const std::string_view user_field = user.substr(0, kMaxLoggedUserName);
-      if (deps.audit) {
-        deps.audit("login_failed", "mysql user '" + printable(user) + "' from " + host,
-                   {{"client", host}, {"user", user_field}});
-      }
-      if (deps.auth_throttle == nullptr) return;
-      // A failure found without a check (a client that cannot switch plugins) counts too.
-      if (!gate->slot.admitted()) gate->slot = deps.auth_throttle->admit(host, user);
-      const auto f = deps.auth_throttle->record_failure(gate->slot);
-      gate->answer_delay_ms = f.delay_ms;
-      if (f.log) {
-        log::warn(failure_line("mysql login", "user '" + printable(user) + "'", host, f),
-                  {{"client", host}, {"user", user_field}});
-      }
-    };
-  }
+  if (deps.auth == nullptr) return hooks;
+  hooks.admit_login = [&deps, host, gate](std::string_view user) {
+    if (deps.auth->admit(host, user, gate->slot)) return true;
+    log::debug("mysql login of user '" + printable(user) + "' from " + host +
+                   " refused unchecked: the throttle's checks of this pair are all in use",
+               {{"client", host}});
+    return false;
+  };
+  hooks.on_auth_failure = [&deps, host, gate](std::string_view user) {
+    if (deps.hooks.on_auth_failure) deps.hooks.on_auth_failure(user);
+    const std::string who = "user '" + printable(user) + "'";
+    const std::string detail = "mysql " + who + " from " + host;
+    // The user name as the client sent it (the writer escapes it), cut like printable().
+    const std::string_view user_field = user.substr(0, kMaxLoggedUserName);
+    gate->answer_delay_ms =
+        deps.auth->refused(gate->slot, {host, user, "mysql login", who, "login_failed", detail},
+                           {{"client", host}, {"user", user_field}});
+  };
   return hooks;
 }
 

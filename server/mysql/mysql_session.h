@@ -8,8 +8,7 @@
 #include <memory>
 
 #include "server/base/live.h"
-#include "server/core/audit.h"
-#include "server/core/auth_throttle.h"
+#include "server/core/auth_outcomes.h"
 #include "server/mysql/query_executor.h"
 #include "server/mysql/server_connection.h"
 #include "server/net/asio_support.h"
@@ -33,10 +32,9 @@ struct MySqlDeps {
   std::chrono::seconds net_read_timeout{30};
   std::chrono::seconds connect_timeout{10};    // limit for the whole login exchange
   std::chrono::seconds net_write_timeout{60};  // limit for each write of an answer
-  /// Failed logins per client address (shared with HTTP); null: no throttling or logging.
-  AuthThrottle* auth_throttle = nullptr;
-  /// Every refused login is one audit event (user and peer address; never the token).
-  AuditSink audit;
+  /// What a login check and a refused login do (the auth throttle, shared with HTTP, and the
+  /// audit trail: user and peer address, never the password); null: neither.
+  const AuthOutcomes* auth = nullptr;
   /// mysql.tls: offered to clients (CLIENT_SSL) when set; must be set when login.tls_available.
   std::shared_ptr<boost::asio::ssl::context> tls;
 };
