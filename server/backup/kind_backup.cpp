@@ -78,16 +78,26 @@ Error backup_corruption(const std::string& what) {
   return Error{StorageErrc::kCorruption, "backup: " + what};
 }
 
+std::optional<std::string_view> mark_owner(std::string_view key, std::string_view prefix,
+                                           std::string_view suffix) {
+  if (!key.starts_with(prefix)) return std::nullopt;
+  const std::string_view rest = key.substr(prefix.size());
+  const auto slash = rest.rfind('/');
+  if (slash == std::string_view::npos || slash == 0 || rest.substr(slash + 1) != suffix) {
+    return std::nullopt;
+  }
+  return rest.substr(0, slash);
+}
+
 DetailedResult<void> verify_marks(CounterStore& store, std::string_view kind,
                                   std::string_view prefix, std::string_view suffix,
                                   VerifyReport& report) {
   auto marks = store.scan(prefix);
   if (!marks) return marks.error();
   for (const auto& [key, value] : *marks) {
-    std::string_view name = std::string_view(key).substr(prefix.size());
-    const auto slash = name.rfind('/');
-    if (slash == std::string_view::npos || slash == 0 || name.substr(slash + 1) != suffix) continue;
-    name = name.substr(0, slash);
+    const auto owner = mark_owner(key, prefix, suffix);
+    if (!owner) continue;
+    const std::string_view name = *owner;
     ++report.sequences;
     const auto mark = decode_hwm(value);
     if (!mark) {

@@ -134,6 +134,11 @@ class KindBackup {
 [[nodiscard]] Error backup_corruption(const std::string& what);
 /// `v` with one decimal ("12.5"), as the restore's steps print seconds and rates.
 [[nodiscard]] std::string one_decimal(double v);
+/// The sequence a time kind's mark key "<prefix><name>/<suffix>" belongs to, or nullopt for
+/// another key.
+[[nodiscard]] std::optional<std::string_view> mark_owner(std::string_view key,
+                                                         std::string_view prefix,
+                                                         std::string_view suffix);
 /// verify() of a time kind: each of its marks under `prefix` ("<prefix><name>/<suffix>") decodes
 /// as a high-water mark record; a line per mark.
 [[nodiscard]] DetailedResult<void> verify_marks(CounterStore& store, std::string_view kind,

@@ -13,7 +13,7 @@ namespace ticketd::backup {
 namespace {
 
 constexpr std::string_view kMarkPrefix = "ulid/";
-constexpr std::string_view kMarkSuffix = "/mark";
+constexpr std::string_view kMarkSuffix = "mark";
 
 std::string mark_text(const std::optional<std::int64_t>& ms) {
   return ms ? std::to_string(*ms) : std::string("none");
@@ -27,12 +27,11 @@ class UlidBackup final : public KindBackup {
     auto marks = store.scan(kMarkPrefix);
     if (!marks) return marks.error();
     for (const auto& [key, value] : *marks) {
-      std::string_view rest = std::string_view(key).substr(kMarkPrefix.size());
-      if (!rest.ends_with(kMarkSuffix)) continue;
-      rest.remove_suffix(kMarkSuffix.size());
+      const auto name = mark_owner(key, kMarkPrefix, kMarkSuffix);
+      if (!name) continue;
       const auto mark = decode_hwm(value);
       if (!mark) return backup_corruption("ULID mark " + key + " does not decode: '" + value + "'");
-      auto& s = entries.entry(std::string(rest), SequenceKind::kUlid);
+      auto& s = entries.entry(std::string(*name), SequenceKind::kUlid);
       s.mark_unix_ms = mark->hwm_unix_ms;
       s.mark_written_at_ms = mark->written_at_unix_ms;
     }
@@ -40,7 +39,7 @@ class UlidBackup final : public KindBackup {
   }
 
   DetailedResult<void> verify(CounterStore& store, VerifyReport& report) const override {
-    return verify_marks(store, "ulid", kMarkPrefix, kMarkSuffix.substr(1), report);
+    return verify_marks(store, "ulid", kMarkPrefix, kMarkSuffix, report);
   }
 
   void to_json(const BackedUpSequence& s, boost::json::object& o) const override {
