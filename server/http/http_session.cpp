@@ -26,7 +26,7 @@
 #include "server/http/error_mapping.h"
 #include "server/http/http_errc.h"
 #include "server/http/json_codec.h"
-#include "server/net/pending_result.h"
+#include "server/net/awaited_completion.h"
 #include "server/net/timed_socket.h"
 
 namespace ticketd::http {
@@ -197,32 +197,29 @@ struct RequestLine {
   bool presented_token = false;
 };
 
-using Completer = decltype(std::declval<net::PendingResult<Response>&>().start());
+using Completer = decltype(std::declval<net::AwaitedCompletion<Response>&>().start());
 
 // What one connection keeps and reuses from one request to the next (in the coroutine frame).
 struct RequestLoopState {
   explicit RequestLoopState(const asio::any_io_executor& ex)
-      : pending(std::make_shared<net::PendingResult<Response>>(ex)),
-        handoff(std::make_shared<net::Handoff>(
-            [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); })) {}
+      : completion(std::make_shared<net::AwaitedCompletion<Response>>(ex)) {}
 
   // Hands the parsed request to handle_request and returns the wait for its answer.
   asio::awaitable<Response> answer(const HttpDeps& deps, RequestParser& parser) {
-    // The response is built on the session's strand (the handoff); an inline answer is used
-    // at once, a late one resumes the session on its own executor (PendingResult).
+    // The response is built on the session's strand; an inline answer is used at once, a late
+    // one resumes the session on its own executor (net::AwaitedCompletion).
     // `done` refers to the completer kept here: small enough for std::function to hold
     // without a heap block, and alive until the answer, which the session waits for.
-    completer.emplace(pending->start());
+    completer.emplace(completion->start());
     handle_request(
         deps, parser.release(), [&current = completer](Response r) { (*current)(std::move(r)); },
-        handoff, &body_buffer);
-    return pending->wait();
+        completion, &body_buffer);
+    return completion->wait();
   }
 
   beast::flat_buffer buffer;
-  std::shared_ptr<net::PendingResult<Response>> pending;
+  std::shared_ptr<net::AwaitedCompletion<Response>> completion;
   std::optional<Completer> completer;  // the current request's
-  std::shared_ptr<net::Handoff> handoff;
   // Kept per connection and reused: the response's bytes, and the request line for the log
   // line of a refused token (made only then).
   std::string wire;

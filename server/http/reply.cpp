@@ -25,13 +25,13 @@ constexpr std::string_view kJsonFields =
 }  // namespace
 
 Reply::Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done,
-             std::shared_ptr<net::Handoff> handoff, std::string* body_buffer)
+             std::shared_ptr<net::Completion> completion, std::string* body_buffer)
     : deps_(&deps),
       version_(req.version()),
       keep_alive_(req.keep_alive()),
       start_(Clock::now()),
       done_(std::move(done)),
-      handoff_(std::move(handoff)),
+      completion_(std::move(completion)),
       body_buffer_(body_buffer) {}
 
 Response Reply::response(status st) const { return Response{st, version_}; }

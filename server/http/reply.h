@@ -29,7 +29,7 @@ class Reply {
   /// capacity reused from the last answer) and the session takes it back after the write.
   /// Only touched on the session's strand, where answers are built.
   Reply(const HttpDeps& deps, const Request& req, std::function<void(Response)> done,
-        std::shared_ptr<net::Handoff> handoff, std::string* body_buffer = nullptr);
+        std::shared_ptr<net::Completion> completion, std::string* body_buffer = nullptr);
 
   /// The metric label of the route; "unmatched" until one is set.
   void set_route(std::string_view label) { route_ = label; }
@@ -39,10 +39,10 @@ class Reply {
   void set_term(std::int64_t term) { term_ = term; }
   [[nodiscard]] const HttpDeps& deps() const { return *deps_; }
   /// Wraps a callback given to the engine: `then` runs on the session's strand with the
-  /// engine's answer of type T, so the response is built there (net::Handoff).
+  /// engine's answer of type T, so the response is built there (net::Completion).
   template <class T, class Then>
   [[nodiscard]] auto resume(Then then) const {
-    return handoff_->resume<T>(std::move(then));
+    return completion_->resume<T>(std::move(then));
   }
 
   /// Sends `res` with the request's version and keep-alive (Response::serialize adds Server
@@ -84,7 +84,7 @@ class Reply {
   Clock::time_point start_;
   std::string_view route_ = "unmatched";
   std::function<void(Response)> done_;
-  std::shared_ptr<net::Handoff> handoff_;
+  std::shared_ptr<net::Completion> completion_;
   std::string* body_buffer_ = nullptr;
   std::int64_t term_ = 0;
 };

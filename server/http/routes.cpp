@@ -56,12 +56,12 @@ std::optional<std::string> leader_location(std::string_view leader_http, bool tl
 }
 
 void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done,
-                    std::shared_ptr<net::Handoff> handoff, std::string* body_buffer) {
-  if (handoff == nullptr) {
-    handoff = std::make_shared<net::Handoff>();
+                    std::shared_ptr<net::Completion> completion, std::string* body_buffer) {
+  if (completion == nullptr) {
+    completion = std::make_shared<net::Completion>();
     body_buffer = nullptr;  // without the session's strand, a late answer may be built anywhere
   }
-  Reply reply(deps, req, std::move(done), handoff, body_buffer);
+  Reply reply(deps, req, std::move(done), completion, body_buffer);
   auto target = parse_request_target(req.target());
   if (!target) return reply.fail(target.error());
   const RouteMatch m = match_route(route_table(), req.method(), *target);
@@ -104,9 +104,9 @@ void handle_request(const HttpDeps& deps, Request req, std::function<void(Respon
     }
     reply.set_term(*term);
   }
-  handoff->begin();
+  completion->begin();
   route.handler(reply, RouteRequest{req, m.params, target->query});
-  handoff->end();
+  completion->end();
 }
 
 }  // namespace ticketd::http

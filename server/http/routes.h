@@ -24,7 +24,7 @@
 #include "server/http/fields_allocator.h"
 #include "server/http/response.h"
 #include "server/metrics/metrics.h"
-#include "server/net/handoff.h"
+#include "server/net/completion.h"
 #include "server/net/session_registry.h"
 
 namespace boost::asio::ssl {
@@ -102,14 +102,14 @@ inline constexpr std::size_t kMaxHolderLength = 128;
                                                          std::string_view target);
 
 /// Answers one request. `done` is called exactly once, inline or later. The handler's engine
-/// calls resume through `handoff` (one per session), so building the response and recording
+/// calls resume through `completion` (one per session), so building the response and recording
 /// its metrics run on the session's strand, never on the engine's committer thread; without
 /// one (tests) a late answer is built where it arrives. Records request latency, errors and
-/// issued IDs in `deps.metrics`. `body_buffer` (with a handoff): the session's buffer the hot
+/// issued IDs in `deps.metrics`. `body_buffer` (with a completion): the session's buffer the hot
 /// answers write their body into (Reply::json_into); the session takes it back from the
 /// Response once written. Thread safety: may be called concurrently.
 void handle_request(const HttpDeps& deps, Request req, std::function<void(Response)> done,
-                    std::shared_ptr<net::Handoff> handoff = nullptr,
+                    std::shared_ptr<net::Completion> completion = nullptr,
                     std::string* body_buffer = nullptr);
 
 }  // namespace ticketd::http

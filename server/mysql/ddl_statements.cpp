@@ -1,7 +1,6 @@
 // DDL and SHOW of sequences and tables: a ticketd table is a sequence (the Flickr schema's
 // id + stub), so CREATE TABLE and CREATE SEQUENCE both create one.
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +10,7 @@
 #include "server/core/ticket_errc.h"
 #include "server/mysql/error_mapping.h"
 #include "server/mysql/statement_handlers.h"
+#include "server/net/completion.h"
 
 namespace ticketd::mysql {
 namespace {
@@ -100,11 +100,10 @@ struct DropRun : std::enable_shared_from_this<DropRun> {
   std::vector<sql::TableName> names;
   bool if_exists = false;
   bool sequence = false;
-  std::atomic<int> phase{0};  // as in SelectRun
+  net::CallLoop loop;
 
   void resumed(std::size_t next) {
-    int expected = 0;
-    if (phase.compare_exchange_strong(expected, 1)) return;
+    if (loop.answered_inline()) return;
     step(next);
   }
 
@@ -130,15 +129,14 @@ struct DropRun : std::enable_shared_from_this<DropRun> {
         continue;
       }
       // Drop is not a reset: the engine leaves a tombstone, so re-creating resumes above it.
-      phase.store(0);
+      loop.calling();
       call.engine.tickets.drop(*name,
                                call.resume<DetailedResult<void>>(
                                    [self = shared_from_this(), i, display](DetailedResult<void> r) {
                                      if (!r) return self->call.done(to_err(r.error(), display));
                                      self->resumed(i + 1);
                                    }));
-      int expected = 0;
-      if (phase.compare_exchange_strong(expected, 2)) return;  // it completes later
+      if (loop.answers_later()) return;
     }
     call.done(OkResult{0, 0, static_cast<std::uint16_t>(s.warnings.size()), {}});
   }

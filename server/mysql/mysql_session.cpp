@@ -14,8 +14,8 @@
 #include "server/mysql/protocol/framing.h"
 #include "server/mysql/protocol/generic_packets.h"
 #include "server/mysql/protocol/packet_writer.h"
+#include "server/net/awaited_completion.h"
 #include "server/net/peer_probe.h"
-#include "server/net/pending_result.h"
 #include "server/net/timed_socket.h"
 #include "server/net/tls_context.h"
 
@@ -47,7 +47,7 @@ struct Session {
   asio::steady_timer& throttle_timer;
   LoginGate& gate;
   const std::string& host;
-  std::shared_ptr<net::PendingResult<ServerConnection::Output>> pending;
+  std::shared_ptr<net::AwaitedCompletion<ServerConnection::Output>> completion;
   // What a read may take at most. Small while the connection sends small packets (an idle
   // connection holds 1 KiB, not a bulk buffer: 10,000 of them are what the RSS goal counts);
   // doubled, up to 64 KiB, after a read that filled it, and back to 1 KiB once the connection
@@ -65,9 +65,9 @@ struct Session {
     for (;;) {
       // Answer every complete packet already buffered (pipelined commands), in order.
       for (;;) {
-        const bool has_packet = conn.process_next(pending->start());
+        const bool has_packet = conn.process_next(completion->start());
         if (!has_packet) break;
-        ServerConnection::Output out = co_await pending->wait();
+        ServerConnection::Output out = co_await completion->wait();
         if (gate.answer_delay_ms > 0) {
           // A failed login under the auth throttle: its answer waits, holding its place.
           throttle_timer.expires_after(std::chrono::milliseconds(gate.answer_delay_ms));
@@ -229,24 +229,18 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
   hooks.peer_gone = [fd = stream->lowest_layer().native_handle()] { return net::peer_closed(fd); };
   // The users as of this connection's start: a reload applies to the next connections.
   const std::shared_ptr<const LoginPolicy> login = deps.login.get();
+  // Most answers are ready before process_next() returns (the ticket came from the cached
+  // path); one that completes later is built on this session's thread and then resumes this
+  // coroutine (net::AwaitedCompletion).
+  auto completion = std::make_shared<net::AwaitedCompletion<ServerConnection::Output>>(ex);
   ServerConnection conn(deps.executor, *login, deps.next_connection_id.fetch_add(1), host,
-                        std::move(hooks),
-                        [ex](net::Handoff::Step step) { asio::post(ex, std::move(step)); });
+                        std::move(hooks), completion);
   const std::string hello = conn.greeting();
   stream->expires_after(deps.connect_timeout);
   if (auto [e, n] = co_await asio::async_write(*stream, asio::buffer(hello), use_nothrow); e) {
     co_return;
   }
-  // Most answers are ready before process_next() returns (the ticket came from the cached
-  // path); one that completes later is built on this session's thread (the connection's
-  // handoff) and then resumes this coroutine.
-  Session session{deps,
-                  *stream,
-                  conn,
-                  *throttle_timer,
-                  *gate,
-                  host,
-                  std::make_shared<net::PendingResult<ServerConnection::Output>>(ex)};
+  Session session{deps, *stream, conn, *throttle_timer, *gate, host, std::move(completion)};
   session.exact_first_packet = deps.tls != nullptr;
   if (co_await session.run(*stream) != LoopEnd::kStartTls || deps.tls == nullptr) co_return;
 

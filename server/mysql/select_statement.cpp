@@ -2,7 +2,6 @@
 // functions NEXTVAL / LASTVAL / SETVAL. The columns come from the statement table, the same ones
 // COM_STMT_PREPARE describes; this file fills the row.
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,6 +12,7 @@
 #include "server/mysql/result_columns.h"
 #include "server/mysql/server_variables.h"
 #include "server/mysql/statement_handlers.h"
+#include "server/net/completion.h"
 
 namespace ticketd::mysql {
 namespace {
@@ -38,8 +38,7 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
   std::size_t row_bytes = 0;
   // NEXTVAL / SETVAL items complete inline (cached path) or later; the loop in step() goes on
   // after an inline one instead of recursing, so 10,000 items need no deeper stack than one.
-  // 0: the item is running inside step(), 1: it completed inline, 2: step() returned.
-  std::atomic<int> phase{0};
+  net::CallLoop loop;
 
   [[nodiscard]] const ExecutorEngine& ex() const { return call.engine; }
   [[nodiscard]] SessionState& s() const { return call.session; }
@@ -57,8 +56,7 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
 
   // Called by an async item when its value is in the row.
   void resumed(std::size_t next) {
-    int expected = 0;
-    if (phase.compare_exchange_strong(expected, 1)) return;  // inline: step()'s loop goes on
+    if (loop.answered_inline()) return;  // step()'s loop goes on
     step(next);
   }
 
@@ -142,10 +140,9 @@ struct SelectRun : std::enable_shared_from_this<SelectRun> {
         }
         case sql::SelectItemKind::kNextValue:
         case sql::SelectItemKind::kSetValue: {
-          phase.store(0);
+          loop.calling();
           async_item(i);
-          int expected = 0;
-          if (phase.compare_exchange_strong(expected, 2)) return;  // it completes later
+          if (loop.answers_later()) return;
           break;
         }
       }

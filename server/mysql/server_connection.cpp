@@ -67,7 +67,8 @@ ColumnDefinition41 definition(const Column& c, const std::string& schema) {
 
 ServerConnection::ServerConnection(const CommandHandler& executor, const LoginPolicy& login,
                                    std::uint32_t connection_id, std::string peer_host,
-                                   ConnectionHooks hooks, net::Handoff::Post post)
+                                   ConnectionHooks hooks,
+                                   std::shared_ptr<net::Completion> completion)
     : executor_(executor),
       login_(login),
       hooks_(std::move(hooks)),
@@ -76,8 +77,7 @@ ServerConnection::ServerConnection(const CommandHandler& executor, const LoginPo
   session_.connection_id = connection_id;
   session_.host = std::move(peer_host);
   session_.memory = executor_.connection_memory();
-  post_ = post;
-  session_.handoff = std::make_shared<net::Handoff>(std::move(post));
+  if (completion != nullptr) session_.completion = std::move(completion);
 }
 
 void ServerConnection::feed(std::string_view bytes) {
@@ -113,9 +113,9 @@ ServerConnection::Output ServerConnection::answer(std::string bytes) {
 
 template <class What>
 void ServerConnection::call(const What& what, CommandHandler::Done then) {
-  session_.handoff->begin();
+  session_.completion->begin();
   executor_.execute(session_, what, std::move(then));
-  session_.handoff->end();
+  session_.completion->end();
 }
 // server_connection_prepared.cpp calls these too: instantiated here, where call() is defined.
 template void ServerConnection::call(const sql::Statement&, CommandHandler::Done);
@@ -418,7 +418,7 @@ void ServerConnection::run_queries() {
   // recursion per statement overflowed the stack at a few thousand statements.
   QueryRun& run = run_;
   for (;;) {
-    run.phase.store(0);
+    run.loop.calling();
     call(std::string_view(run.statements[run.index]), [this](QueryResult&& r) {
       QueryRun& run = run_;
       const bool last = run.index + 1 == run.statements.size();
@@ -430,21 +430,20 @@ void ServerConnection::run_queries() {
       run.finished = last || failed;
       charge_output(before, seq_before);
       if (!run.finished) ++run.index;
-      int expected = 0;
-      if (run.phase.compare_exchange_strong(expected, 1)) return;  // the loop goes on or ends
+      if (run.loop.answered_inline()) return;  // the loop goes on or ends
       // Answered later: the loop has returned, so this is the run's only owner now.
       if (run.finished) return finish_queries();
       run.slice_start = std::chrono::steady_clock::now();
       run_queries();
     });
-    int expected = 0;
-    if (run.phase.compare_exchange_strong(expected, 2)) return;  // it answers later
+    if (run.loop.answers_later()) return;
     if (run.finished) return finish_queries();
-    if (post_ && std::chrono::steady_clock::now() - run.slice_start >= kRunSlice) {
+    if (session_.completion->can_post() &&
+        std::chrono::steady_clock::now() - run.slice_start >= kRunSlice) {
       // Statements of one query may take long together (each is bounded by its tokens, a
       // query of a thousand is not): the rest runs as a new step, after what else waits on
       // this I/O thread.
-      post_([this] {
+      session_.completion->post([this] {
         if (hooks_.peer_gone && hooks_.peer_gone()) return abandon_queries();
         run_.slice_start = std::chrono::steady_clock::now();
         run_queries();

@@ -46,7 +46,7 @@ struct ConnectionHooks {
 /// COM_PING, ...). Feed it received bytes; each complete packet is answered through a callback,
 /// because statements that take tickets may complete later. Every answer, and all the work of
 /// building it, runs on the session's strand: the engine's answers come back through the
-/// session's net::Handoff, never on the engine's committer thread.
+/// session's net::Completion, never on the engine's committer thread.
 ///
 /// It owns the session state and the prepared statements of the connection. Not thread-safe:
 /// the session calls it from its strand, one packet at a time.
@@ -61,11 +61,12 @@ class ServerConnection {
   };
   using Done = std::function<void(Output)>;
 
-  /// `post` runs a step on the session's executor: where statements resume when the engine
-  /// answers later (net::Handoff). Empty: where the answer arrives (tests without an executor).
+  /// `completion`: the session's, where statements resume when the engine answers later and
+  /// what its coroutine waits on. None: a Completion without an executor, where a late answer
+  /// runs where it arrives (tests).
   ServerConnection(const CommandHandler& executor, const LoginPolicy& login,
                    std::uint32_t connection_id, std::string peer_host, ConnectionHooks hooks = {},
-                   net::Handoff::Post post = {});
+                   std::shared_ptr<net::Completion> completion = nullptr);
   /// The connection ended: gapless numbers of an open transaction are released.
   ~ServerConnection();
   ServerConnection(const ServerConnection&) = delete;
@@ -128,11 +129,10 @@ class ServerConnection {
     std::string out;
     Done done;
     bool finished = false;  // the last statement, or a failed one, has answered
-    // 0: a statement is running inside run_queries(), 1: it answered inline, 2: run_queries()
-    // returned and the answer comes later (posted to the session's strand by the handoff),
-    // which resumes the loop. Whoever finishes the run calls `done` as its very last touch of
-    // the run: `done` may start the next query on this same (reused) run at once.
-    std::atomic<int> phase{0};
+    // Whether a statement answered inside run_queries() or later (then its answer, on the
+    // session's strand, resumes the loop). Whoever finishes the run calls `done` as its very
+    // last touch of the run: `done` may start the next query on this same (reused) run at once.
+    net::CallLoop loop;
     // When the run last started on the I/O thread: after kRunSlice of statements answered
     // inline, the run yields (posts its next statement) so other sessions of the thread go on.
     std::chrono::steady_clock::time_point slice_start;
@@ -164,7 +164,7 @@ class ServerConnection {
   void finish_queries();
   // The client left during a run: drops the statements not yet run and closes.
   void abandon_queries();
-  // Executes `what` (statement text or a Statement) between the handoff's begin() and end():
+  // Executes `what` (statement text or a Statement) between the completion's begin() and end():
   // `then` runs on the session's strand, inline or later.
   template <class What>
   void call(const What& what, CommandHandler::Done then);
@@ -227,7 +227,6 @@ class ServerConnection {
   std::size_t next_encoded_ = 0;
   std::string scratch_;  // payloads being built, memory reused
 
-  net::Handoff::Post post_;            // runs a step on the session's executor (empty in tests)
   std::uint64_t buffers_charged_ = 0;  // of decoder_.held()
   std::uint64_t output_charged_ = 0;   // of the answer being sent, until recycle()
   std::optional<ConnectionMemory::Verdict> buffer_refusal_;

@@ -17,7 +17,7 @@
 #include "server/core/gapless_sequence.h"
 #include "server/mysql/connection_memory.h"
 #include "server/mysql/query_result.h"
-#include "server/net/handoff.h"
+#include "server/net/completion.h"
 #include "server/sql/statement.h"
 
 namespace ticketd::mysql {
@@ -88,8 +88,8 @@ struct ConnectionState {
   std::string tls_version;  // e.g. "TLSv1.3"; empty outside TLS (Ssl_version)
   std::string tls_cipher;   // Ssl_cipher
   // Where the engine's answers to this connection's statements resume: every callback given to
-  // the engine is wrapped by handoff->resume(), so its work runs on the session's strand.
-  std::shared_ptr<net::Handoff> handoff = std::make_shared<net::Handoff>();
+  // the engine is wrapped by completion->resume(), so its work runs on the session's strand.
+  std::shared_ptr<net::Completion> completion = std::make_shared<net::Completion>();
 };
 
 /// What the SQL session holds between statements, all of which COM_RESET_CONNECTION starts

@@ -75,10 +75,10 @@ struct StatementCall {
   std::shared_ptr<const ParsedStatement> parsed;
 
   /// Wraps a callback given to the engine: `then` runs on the session's strand with the
-  /// engine's answer of type T (net::Handoff), never on the engine's committer thread.
+  /// engine's answer of type T (net::Completion), never on the engine's committer thread.
   template <class T, class Then>
   [[nodiscard]] auto resume(Then then) const {
-    return session.handoff->resume<T>(std::move(then));
+    return session.completion->resume<T>(std::move(then));
   }
   /// Resolves `db.table` / `table` to a sequence name, or fails as MySQL would.
   [[nodiscard]] std::optional<std::string> resolve(const sql::TableName& table,

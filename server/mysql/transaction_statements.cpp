@@ -31,7 +31,7 @@ void settle_holds(SessionState& s, bool commit, std::function<void(std::optional
   join->then = std::move(then);
   for (auto& h : holds) {
     auto settled =
-        s.handoff->resume<DetailedResult<void>>([join, h, commit](DetailedResult<void> r) {
+        s.completion->resume<DetailedResult<void>>([join, h, commit](DetailedResult<void> r) {
           if (!r && commit && r.error().code == TicketErrc::kStorageFailed) {
             h.sequence->release(h.reservation_id, [](DetailedResult<void>) {});
           }
@@ -64,7 +64,7 @@ void take_gapless(SessionState& session, const std::shared_ptr<GaplessSequence>&
     // Session scope: the reservation dies with the connection, as the transaction would.
     sequence->reserve(
         std::move(holder), 0,
-        session.handoff->resume<DetailedResult<Reservation>>(
+        session.completion->resume<DetailedResult<Reservation>>(
             [&s = session, sequence, then = std::move(then)](DetailedResult<Reservation> r) {
               if (!r) return then(r.error());
               s.gapless_holds.push_back(GaplessHold{sequence, r->id, r->number});
@@ -73,7 +73,7 @@ void take_gapless(SessionState& session, const std::shared_ptr<GaplessSequence>&
         ReservationScope::kSession);
     return;
   }
-  sequence->take(std::move(holder), session.handoff->resume<DetailedResult<Reservation>>(
+  sequence->take(std::move(holder), session.completion->resume<DetailedResult<Reservation>>(
                                         [then = std::move(then)](DetailedResult<Reservation> r) {
                                           if (!r) return then(r.error());
                                           then(r->number);

@@ -1,4 +1,4 @@
-// A stand-in for a session's executor: net::Handoff posts steps here, and the test runs them
+// A stand-in for a session's executor: net::Completion posts steps here, and the test runs them
 // on its own thread, as the session's strand would.
 #pragma once
 
@@ -9,15 +9,15 @@
 #include <mutex>
 #include <utility>
 
-#include "server/net/handoff.h"
+#include "server/net/completion.h"
 
 namespace ticketd::testing {
 
 class StepQueue {
  public:
-  /// The Post of a Handoff whose late answers this queue receives.
-  [[nodiscard]] net::Handoff::Post post() {
-    return [this](net::Handoff::Step step) {
+  /// The Post of a Completion whose late answers this queue receives.
+  [[nodiscard]] net::Completion::Post post() {
+    return [this](net::Completion::Step step) {
       {
         std::lock_guard lock(mutex_);
         steps_.push_back(std::move(step));
@@ -29,7 +29,7 @@ class StepQueue {
   /// Waits up to `deadline` for a posted step and runs it on the calling thread; false when
   /// none came.
   bool run_one(std::chrono::milliseconds deadline = std::chrono::seconds(10)) {
-    net::Handoff::Step step;
+    net::Completion::Step step;
     {
       std::unique_lock lock(mutex_);
       if (!ready_.wait_for(lock, deadline, [this] { return !steps_.empty(); })) return false;
@@ -48,7 +48,7 @@ class StepQueue {
  private:
   std::mutex mutex_;
   std::condition_variable ready_;
-  std::deque<net::Handoff::Step> steps_;
+  std::deque<net::Completion::Step> steps_;
 };
 
 }  // namespace ticketd::testing

@@ -1,5 +1,5 @@
 // HTTP responses whose engine call answers on the committer thread are built on the session's
-// thread (net::Handoff): the JSON, the metrics and the hand-over to the session all run there.
+// thread (net::Completion): the JSON, the metrics and the hand-over to the session all run there.
 #include <gtest/gtest.h>
 
 #include <future>
@@ -18,8 +18,8 @@ using beast::http::verb;
 
 // Runs one request as HttpSession does and the posted steps on this thread until it answered.
 std::optional<Response> call_on_session(HttpEngine& e, ticketd::testing::StepQueue& queue,
-                                        const std::shared_ptr<net::Handoff>& handoff, Request req,
-                                        std::thread::id& answered_on) {
+                                        const std::shared_ptr<net::Completion>& handoff,
+                                        Request req, std::thread::id& answered_on) {
   std::optional<Response> answer;
   handle_request(
       e.deps, std::move(req),
@@ -39,7 +39,7 @@ TEST(HttpEngineHandoff, ResponsesToCommittedCallsAreBuiltOnTheSessionsThread) {
   // cache 1: every ticket is a commit, answered by the committer thread.
   ASSERT_TRUE(e.tickets.ensure_configured(SequenceSpec{.name = "Late", .cache = 1}));
   ticketd::testing::StepQueue queue;
-  auto handoff = std::make_shared<net::Handoff>(queue.post());
+  auto handoff = std::make_shared<net::Completion>(queue.post());
   const auto me = std::this_thread::get_id();
   for (int i = 1; i <= 10; ++i) {
     std::thread::id where;
@@ -71,7 +71,7 @@ TEST(HttpEngineHandoff, AnAnswerAfterTheHandlerReturnedIsPostedToTheSession) {
   ASSERT_TRUE(e.tickets.ensure_configured(SequenceSpec{.name = "Late", .cache = 1}));
   const int commits_before = static_cast<int>(e.store.commit_count());
   ticketd::testing::StepQueue queue;
-  auto handoff = std::make_shared<net::Handoff>(queue.post());
+  auto handoff = std::make_shared<net::Completion>(queue.post());
   std::optional<Response> answer;
   std::thread::id where;
   e.store.hold();  // the committer blocks in the store: the answer comes after the call returned
@@ -101,7 +101,7 @@ TEST(HttpEngineHandoff, NextAnswersAreWrittenIntoTheSessionsBodyBuffer) {
   ASSERT_TRUE(e.tickets.ensure_configured(SequenceSpec{.name = "Cached", .cache = 1000}));
   ASSERT_TRUE(e.tickets.ensure_configured(SequenceSpec{.name = "Late", .cache = 1}));
   ticketd::testing::StepQueue queue;
-  auto handoff = std::make_shared<net::Handoff>(queue.post());
+  auto handoff = std::make_shared<net::Completion>(queue.post());
   for (const std::string name : {"Cached", "Late"}) {
     for (int i = 1; i <= 3; ++i) {
       std::string buffer;

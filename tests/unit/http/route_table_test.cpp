@@ -296,7 +296,7 @@ TEST(RouteTable, AFencedWriteIsNotLeaderNamingTheLeader) {
   const auto req = make_request(verb::post, "/v1/sequences/Tickets64/next");
   Reply reply(
       e.deps, req, [&answer](Response r) { answer = std::move(r); },
-      std::make_shared<net::Handoff>());
+      std::make_shared<net::Completion>());
   reply.fail(Error{StorageErrc::kFenced, "etcd store: this instance is not the elected leader"});
   ASSERT_TRUE(answer);
   EXPECT_EQ(answer->result(), status::service_unavailable);

@@ -1,6 +1,6 @@
 // Statements whose answer comes from the engine's committer thread are finished on the
 // session's thread: the result, the session state it changes and the metrics hook all run
-// where the session's handoff runs them (net::Handoff), never on the committer.
+// where the session's handoff runs them (net::Completion), never on the committer.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -18,19 +18,19 @@ class EngineHandoff : public ExecutorTest {
   EngineHandoff() {
     // cache 1: every ticket is its own commit, so every answer comes from the committer.
     EXPECT_TRUE(service_.ensure_configured(SequenceSpec{.name = "Late", .cache = 1}));
-    session_.handoff = std::make_shared<net::Handoff>(queue_.post());
+    session_.completion = std::make_shared<net::Completion>(queue_.post());
   }
 
   // Runs `sql` as ServerConnection does (between the handoff's begin and end), then runs the
   // posted steps on this thread until the statement answered.
   QueryResult run_on_session(std::string_view sql) {
     std::optional<QueryResult> answer;
-    session_.handoff->begin();
+    session_.completion->begin();
     executor_.execute(session_, sql, [&](QueryResult r) {
       answer = std::move(r);
       answered_on_ = std::this_thread::get_id();
     });
-    session_.handoff->end();
+    session_.completion->end();
     while (!answer) {
       if (!queue_.run_one()) {
         ADD_FAILURE() << sql << ": no answer";

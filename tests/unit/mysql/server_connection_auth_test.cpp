@@ -228,20 +228,20 @@ TEST_F(TlsAuthConversation, FastAuthenticationWorksInsideTlsToo) {
   EXPECT_TRUE(conn().authenticated());
 }
 
-TEST_F(TlsAuthConversation, ResetConnectionKeepsTheTlsStateAndTheHandoff) {
+TEST_F(TlsAuthConversation, ResetConnectionKeepsTheTlsStateAndTheCompletion) {
   auto hello = start_tls();
   auto packets = unframe(send(response("sha", caching_sha2_token("s-pass", hello.auth_plugin_data),
                                        "caching_sha2_password"),
                               2)
                              .bytes);
   ASSERT_TRUE(conn().authenticated());
-  const auto* handoff = conn().session().handoff.get();
+  const auto* completion = conn().session().completion.get();
   packets = unframe(send(std::string(1, static_cast<char>(kComResetConnection)), 0).bytes);
   ASSERT_EQ(packets.size(), 1u);
   EXPECT_EQ(packets[0].payload[0], '\0');
   EXPECT_TRUE(conn().secure());
   EXPECT_EQ(conn().session().tls_cipher, "TLS_AES_256_GCM_SHA384");
-  EXPECT_EQ(conn().session().handoff.get(), handoff);
+  EXPECT_EQ(conn().session().completion.get(), completion);
 }
 
 TEST_F(TlsAuthConversation, ASecondSslRequestIsABadHandshake) {

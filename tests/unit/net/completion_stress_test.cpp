@@ -1,6 +1,7 @@
-// The front ends' ways to wait for the engine under real threads (issue 28.2): net::Handoff
-// (how a MySQL statement's engine answers get back to its session) and net::PendingResult (how
-// a session coroutine awaits one call). Engine answers arrive inline, from an engine thread
+// The front ends' one way to wait for the engine under real threads (issue 28.2):
+// net::Completion (how a statement's or a route's engine answers get back to its session) and
+// net::AwaitedCompletion (how the session coroutine awaits one request's answer), apart and
+// together as a session uses them. Engine answers arrive inline, from an engine thread
 // during the call, after it, or racing with its end, on several sessions at once; some
 // sessions disconnect with an answer in flight. Every answer must run exactly once, in order,
 // on its session's strand; an answer after its session is gone must be harmless. Under ASan and
@@ -26,14 +27,16 @@
 #include <thread>
 #include <vector>
 
-#include "server/net/handoff.h"
-#include "server/net/pending_result.h"
+#include "server/net/awaited_completion.h"
+#include "server/net/completion.h"
 
 namespace ticketd::net {
 namespace {
 
 using Strand = asio::strand<asio::io_context::executor_type>;
 constexpr auto kDeadline = std::chrono::seconds(120);
+constexpr int kSessions = 8;
+constexpr int kCalls = 3000;
 
 // The engine: threads that run the answers given to them, in no order across threads.
 class FakeEngine {
@@ -117,7 +120,33 @@ void run_until_finished(asio::io_context& ioc, std::unique_ptr<FakeEngine>& engi
 
 enum class Arrival { kInline, kDuring, kRacing, kAfter };
 
-// One MySQL-like session: `calls` engine calls in turn through a Handoff, each answered by
+// Answers an engine call as `arrival` says while the call is in progress: inline, from an engine
+// thread while the session waits for it, or from an engine thread racing the call's end.
+// kAfter: nothing yet; the caller submits the answer after end().
+template <class Answer>
+void answer_in_call(FakeEngine& engine, Arrival arrival, Answer answer, int value) {
+  switch (arrival) {
+    case Arrival::kInline:
+      answer(value);
+      break;
+    case Arrival::kDuring: {
+      auto ran = std::make_shared<std::atomic<bool>>(false);
+      engine.submit([answer, value, ran]() mutable {
+        answer(value);
+        ran->store(true, std::memory_order_release);
+      });
+      await_flag(*ran);
+      break;
+    }
+    case Arrival::kRacing:
+      engine.submit([answer, value]() mutable { answer(value); });
+      break;
+    case Arrival::kAfter:
+      break;
+  }
+}
+
+// One MySQL-like session: `calls` engine calls in turn through a Completion, each answered by
 // `arrival`; at `disconnect_at` it ends with that call's answer still in flight.
 class HandoffSession : public std::enable_shared_from_this<HandoffSession> {
  public:
@@ -129,8 +158,8 @@ class HandoffSession : public std::enable_shared_from_this<HandoffSession> {
         rng_(seed),
         calls_(calls),
         disconnect_at_(disconnect_at) {
-    handoff_ = std::make_shared<Handoff>(
-        [strand = strand_](Handoff::Step step) { asio::post(strand, std::move(step)); });
+    completion_ = std::make_shared<Completion>(
+        [strand = strand_](Completion::Step step) { asio::post(strand, std::move(step)); });
   }
 
   void start() {
@@ -145,31 +174,13 @@ class HandoffSession : public std::enable_shared_from_this<HandoffSession> {
     if (next_ == calls_) return finish();
     const int value = next_;
     const auto arrival = static_cast<Arrival>(rng_() % 4);
-    handoff_->begin();
+    completion_->begin();
     // The answer holds the session weakly, as a connection's callbacks outlive nothing.
-    auto answer = handoff_->resume<int>([weak = weak_from_this()](int v) {
+    auto answer = completion_->resume<int>([weak = weak_from_this()](int v) {
       if (auto self = weak.lock()) self->answered(v);
     });
-    switch (arrival) {
-      case Arrival::kInline:
-        answer(value);
-        break;
-      case Arrival::kDuring: {
-        auto ran = std::make_shared<std::atomic<bool>>(false);
-        engine_.submit([answer, value, ran]() mutable {
-          answer(value);
-          ran->store(true, std::memory_order_release);
-        });
-        await_flag(*ran);
-        break;
-      }
-      case Arrival::kRacing:
-        engine_.submit([answer, value]() mutable { answer(value); });
-        break;
-      case Arrival::kAfter:
-        break;
-    }
-    handoff_->end();
+    answer_in_call(engine_, arrival, answer, value);
+    completion_->end();
     if (arrival == Arrival::kAfter) {
       engine_.submit([answer = std::move(answer), value]() mutable { answer(value); });
     }
@@ -205,15 +216,13 @@ class HandoffSession : public std::enable_shared_from_this<HandoffSession> {
   std::mt19937 rng_;
   const int calls_;
   const int disconnect_at_;
-  std::shared_ptr<Handoff> handoff_;
+  std::shared_ptr<Completion> completion_;
   std::shared_ptr<HandoffSession> self_;
   int next_ = 0;  // the value the next answer must carry
   bool gone_ = false;
 };
 
-TEST(CompletionStress, HandoffAnswersRunOnceInOrderOnTheirSessionWhereverTheyArrive) {
-  constexpr int kSessions = 8;
-  constexpr int kCalls = 3000;
+TEST(CompletionStress, EngineAnswersRunOnceInOrderOnTheirSessionWhereverTheyArrive) {
   asio::io_context ioc;
   auto engine = std::make_unique<FakeEngine>(2);
   Outcome outcome;
@@ -228,13 +237,29 @@ TEST(CompletionStress, HandoffAnswersRunOnceInOrderOnTheirSessionWhereverTheyArr
   EXPECT_TRUE(outcome.errors.empty()) << outcome.errors.front();
 }
 
-// One HTTP-like session coroutine: `calls` calls in turn, each awaited through one
-// PendingResult, the completer called inline, by an engine thread before the wait, or at any
-// time.
+// Runs kSessions coroutines, each `session(strand, engine, outcome, seed)` on a strand of its
+// own, until every one finished.
+template <class Session>
+void run_session_coroutines(unsigned seed_base, Session session) {
+  asio::io_context ioc;
+  auto engine = std::make_unique<FakeEngine>(2);
+  Outcome outcome;
+  for (int s = 0; s < kSessions; ++s) {
+    Strand strand = asio::make_strand(ioc);
+    asio::co_spawn(strand, session(strand, *engine, outcome, seed_base + static_cast<unsigned>(s)),
+                   asio::detached);
+  }
+  run_until_finished(ioc, engine, outcome, kSessions);
+  EXPECT_TRUE(outcome.errors.empty()) << outcome.errors.front();
+}
+
+// A session coroutine: `calls` requests in turn, each awaited through one AwaitedCompletion
+// whose completer is called directly, inline, by an engine thread before the wait, or at any
+// time (an answer that does not come through resume()).
 asio::awaitable<void> pending_session(FakeEngine& engine, Outcome& outcome, unsigned seed,
                                       int calls) {
   auto ex = co_await asio::this_coro::executor;
-  auto pending = std::make_shared<PendingResult<int>>(ex);
+  auto pending = std::make_shared<AwaitedCompletion<int>>(ex);
   std::mt19937 rng(seed);
   for (int i = 0; i < calls; ++i) {
     auto complete = pending->start();
@@ -261,19 +286,47 @@ asio::awaitable<void> pending_session(FakeEngine& engine, Outcome& outcome, unsi
   ++outcome.finished;
 }
 
-TEST(CompletionStress, APendingResultReturnsEachAnswerOnceInOrderWhenItArrives) {
-  constexpr int kSessions = 8;
-  constexpr int kCalls = 3000;
-  asio::io_context ioc;
-  auto engine = std::make_unique<FakeEngine>(2);
-  Outcome outcome;
-  for (int s = 0; s < kSessions; ++s) {
-    asio::co_spawn(asio::make_strand(ioc),
-                   pending_session(*engine, outcome, 2000u + static_cast<unsigned>(s), kCalls),
-                   asio::detached);
+TEST(CompletionStress, AnAwaitedAnswerReturnsOnceInOrderWhenItArrives) {
+  run_session_coroutines(2000, [](Strand, FakeEngine& engine, Outcome& outcome, unsigned seed) {
+    return pending_session(engine, outcome, seed, kCalls);
+  });
+}
+
+// A session coroutine as the front ends run one: each request is start(), then begin(), an
+// engine call whose answer comes through resume() (inline, from an engine thread during the
+// call, racing its end, or after it) and builds the response on the session, end(), wait().
+// A late answer's step runs on the strand and wakes the wait from there.
+asio::awaitable<void> request_session(Strand strand, FakeEngine& engine, Outcome& outcome,
+                                      unsigned seed, int calls) {
+  auto completion = std::make_shared<AwaitedCompletion<int>>(strand);
+  std::mt19937 rng(seed);
+  for (int i = 0; i < calls; ++i) {
+    auto done = completion->start();
+    const auto arrival = static_cast<Arrival>(rng() % 4);
+    completion->begin();
+    auto answer = completion->resume<int>([done, &outcome, strand](int v) mutable {
+      if (!strand.running_in_this_thread()) outcome.error("a response was built off the strand");
+      done(v * 2);  // the response, built from the engine's answer
+    });
+    answer_in_call(engine, arrival, answer, i);
+    completion->end();
+    if (arrival == Arrival::kAfter) {
+      engine.submit([answer = std::move(answer), i]() mutable { answer(i); });
+    }
+    const int v = co_await completion->wait();
+    if (!strand.running_in_this_thread()) outcome.error("a wait resumed off the strand");
+    if (v != i * 2) {
+      outcome.error("request " + std::to_string(i) + " answered " + std::to_string(v));
+    }
   }
-  run_until_finished(ioc, engine, outcome, kSessions);
-  EXPECT_TRUE(outcome.errors.empty()) << outcome.errors.front();
+  ++outcome.finished;
+}
+
+TEST(CompletionStress, ASessionsRequestsAreAnsweredOnceInOrderOnItsStrand) {
+  run_session_coroutines(3000,
+                         [](Strand strand, FakeEngine& engine, Outcome& outcome, unsigned seed) {
+                           return request_session(strand, engine, outcome, seed, kCalls);
+                         });
 }
 
 }  // namespace

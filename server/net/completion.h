@@ -1,4 +1,4 @@
-// How the answer of an engine call gets back to the session that made the call.
+// How a session waits for the engine: the one mechanism both front ends use.
 #pragma once
 
 #include <atomic>
@@ -9,11 +9,11 @@
 
 namespace ticketd::net {
 
-/// Hands the continuations of engine calls back to their session, so that nothing of a front
-/// end (building a result, encoding it, the next statement, metrics) runs on the engine's
-/// committer thread. The engine answers a call inline (a cached ticket) or later, on another
-/// thread. A session brackets each call with begin() and end() and wraps every callback it
-/// gives the engine with resume(). Then an answer
+/// Brings the answers of a session's engine calls back to the session, so that nothing of a
+/// front end (building a result, encoding it, the next statement, metrics) runs on the
+/// engine's committer thread. The engine answers a call inline (a cached ticket) or later, on
+/// another thread. A session brackets each call with begin() and end() and wraps every
+/// callback it gives the engine with resume(). Then an answer
 /// - on the session's own thread while the session runs (inline) runs at once;
 /// - from another thread before end() is kept and run by end(), on the session's thread;
 /// - from another thread after end() is posted to the session's executor, and runs there.
@@ -23,13 +23,15 @@ namespace ticketd::net {
 /// end(), any other is posted. Thread safety: begin() and end() run on the session's strand;
 /// the wrapped callbacks on any thread. The session owns the object by shared_ptr and the
 /// wrapped callbacks hold a reference, so an answer after the session ended is harmless.
-class Handoff : public std::enable_shared_from_this<Handoff> {
+/// AwaitedCompletion (awaited_completion.h) adds what the session's coroutine waits on; CallLoop is
+/// how a run of calls (statements, items, names) goes on after each answer.
+class Completion : public std::enable_shared_from_this<Completion> {
  public:
   using Step = std::function<void()>;
   /// Runs a step on the session's executor (asio::post to the session's strand).
   using Post = std::function<void(Step)>;
 
-  explicit Handoff(Post post = {}) : post_(std::move(post)) {}
+  explicit Completion(Post post = {}) : post_(std::move(post)) {}
 
   /// Before an engine call (or a statement that makes some), on the session's strand.
   void begin() {
@@ -66,6 +68,14 @@ class Handoff : public std::enable_shared_from_this<Handoff> {
     return running_.load(std::memory_order_acquire) == std::this_thread::get_id();
   }
 
+  /// Whether post() reaches an executor (false in tests built without one).
+  [[nodiscard]] bool can_post() const { return static_cast<bool>(post_); }
+
+  /// Runs `step` later on the session, as a step of its own (a long run yielding its thread).
+  void post(Step step) {
+    post_([self = shared_from_this(), step = std::move(step)] { self->run(step); });
+  }
+
  private:
   static constexpr int kReturned = 0;  // no call in progress: an answer is posted
   static constexpr int kCalling = 1;   // inside a call: the first answer is kept for end()
@@ -81,7 +91,7 @@ class Handoff : public std::enable_shared_from_this<Handoff> {
       return;
     }
     if (!post_) return step();
-    post_([self = shared_from_this(), step = std::move(step)] { self->run(step); });
+    post(std::move(step));
   }
 
   // Runs a step on the session: answers it receives inline run at once.
@@ -95,6 +105,36 @@ class Handoff : public std::enable_shared_from_this<Handoff> {
   Step kept_;
   std::atomic<int> phase_{kReturned};
   std::atomic<std::thread::id> running_{};
+};
+
+/// A run of calls that may each answer inline or later: a COM_QUERY's statements, a SELECT's
+/// NEXTVAL items, a DROP's names. An inline answer lets the run's loop go on instead of
+/// recursing (10,000 statements need no deeper stack than one); a later one continues the run
+/// from its answer, the loop having returned. The phase is atomic for tests without an
+/// executor, where a late answer runs on the engine's thread while the loop may still be
+/// returning; in a session every answer reaches the run on its strand (Completion).
+class CallLoop {
+ public:
+  /// Before each call.
+  void calling() { phase_.store(kCalling); }
+  /// In the call's answer: true when the call has not returned yet (the loop goes on after
+  /// it); false when the loop returned and this answer must continue the run.
+  [[nodiscard]] bool answered_inline() {
+    int expected = kCalling;
+    return phase_.compare_exchange_strong(expected, kInline);
+  }
+  /// After the call returned: true when its answer comes later (the loop returns and the
+  /// answer continues the run).
+  [[nodiscard]] bool answers_later() {
+    int expected = kCalling;
+    return phase_.compare_exchange_strong(expected, kLater);
+  }
+
+ private:
+  static constexpr int kCalling = 0;
+  static constexpr int kInline = 1;
+  static constexpr int kLater = 2;
+  std::atomic<int> phase_{kCalling};
 };
 
 }  // namespace ticketd::net
