@@ -27,6 +27,7 @@
 #include "server/http/http_errc.h"
 #include "server/http/json_codec.h"
 #include "server/net/awaited_completion.h"
+#include "server/net/session_start.h"
 #include "server/net/timed_socket.h"
 
 namespace ticketd::http {
@@ -406,63 +407,46 @@ asio::awaitable<void> serve_requests(Stream& io, net::TimedSocket& tcp, HttpDeps
 
 asio::awaitable<void> run_http_session(net::tcp::socket socket, HttpDeps& deps) {
   const auto ex = co_await asio::this_coro::executor;
-  auto stream = std::make_shared<net::TimedSocket>(std::move(socket));
-  // The wait the auth throttle imposes before answering; cancelled on shutdown like reads.
-  auto throttle_timer = std::make_shared<asio::steady_timer>(ex);
-  // The cancel function may run on any thread and after the session ended: it posts to the
-  // session's strand and only acts if the stream still exists.
-  net::SessionRegistration registration(
-      deps.sessions,
-      [weak = std::weak_ptr(stream), weak_timer = std::weak_ptr(throttle_timer), ex] {
-        asio::post(ex, [weak, weak_timer] {
-          if (auto s = weak.lock()) {
-            beast::error_code ignored;
-            s->socket().cancel(ignored);
-          }
-          if (auto t = weak_timer.lock()) t->cancel();
-        });
-      });
-  if (!registration.admitted()) {
-    stream->close();
+  net::SessionStart start(std::move(socket), deps.sessions, ex);
+  net::TimedSocket& stream = start.stream();
+  if (!start.admitted()) {
+    stream.close();
     co_return;
   }
   ConnectionGauge gauge(deps.metrics);
   const HttpOptions& o = deps.options;
-  if (deps.sessions.count() > o.max_connections) {
+  if (start.over_cap(o.max_connections)) {
     // Answered without reading anything, so the descriptor is free again at once. An HTTPS
     // client expects a TLS handshake, not a plain-text answer: it is closed (a handshake
     // first would spend the CPU the cap protects).
     deps.metrics.error("http", "too_many_connections");
     if (deps.tls) {
-      stream->close();
+      stream.close();
       co_return;
     }
-    stream->expires_after(std::chrono::seconds(1));
+    stream.expires_after(std::chrono::seconds(1));
     std::string wire;
     too_many_connections().serialize(wire);
-    co_await asio::async_write(*stream, asio::buffer(wire), use_nothrow);
+    co_await asio::async_write(stream, asio::buffer(wire), use_nothrow);
     beast::error_code ignored;
-    stream->socket().shutdown(net::tcp::socket::shutdown_send, ignored);
-    stream->socket().close(ignored);
+    stream.socket().shutdown(net::tcp::socket::shutdown_send, ignored);
+    stream.socket().close(ignored);
     co_return;
   }
-  beast::error_code peer_ec;
-  const auto peer_endpoint = stream->socket().remote_endpoint(peer_ec);
-  const std::string peer = peer_ec ? "unknown" : peer_endpoint.address().to_string();
+  const std::string& peer = start.peer();
   if (!deps.tls) {
-    co_await serve_requests(*stream, *stream, deps, *throttle_timer, peer);
+    co_await serve_requests(stream, stream, deps, start.throttle_timer(), peer);
   } else {
     // HTTPS: the handshake shares the first request's header_timeout.
-    asio::ssl::stream<net::TimedSocket&> tls(*stream, *deps.tls);
-    stream->expires_after(o.header_timeout);
-    if (auto [e] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_nothrow); e) {
+    asio::ssl::stream<net::TimedSocket&> tls(stream, *deps.tls);
+    if (auto e = co_await net::tls_accept(tls, stream, o.header_timeout); e) {
       log::debug("http TLS handshake failed: " + e.message(), {{"client", peer}});
     } else {
-      co_await serve_requests(tls, *stream, deps, *throttle_timer, peer);
+      co_await serve_requests(tls, stream, deps, start.throttle_timer(), peer);
     }
   }
   beast::error_code ignored;
-  stream->socket().close(ignored);
+  stream.socket().close(ignored);
 }
 
 }  // namespace ticketd::http

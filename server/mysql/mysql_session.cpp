@@ -16,6 +16,7 @@
 #include "server/mysql/protocol/packet_writer.h"
 #include "server/net/awaited_completion.h"
 #include "server/net/peer_probe.h"
+#include "server/net/session_start.h"
 #include "server/net/timed_socket.h"
 #include "server/net/tls_context.h"
 
@@ -144,21 +145,6 @@ struct Session {
   }
 };
 
-// Cancels the connection's socket and its throttle wait when the server stops, on the
-// session's executor (where both are used); a no-op once the session is gone.
-net::SessionRegistry::Cancel cancel_on_stop(const asio::any_io_executor& ex,
-                                            const std::shared_ptr<net::TimedSocket>& stream,
-                                            const std::shared_ptr<asio::steady_timer>& timer) {
-  std::weak_ptr<net::TimedSocket> weak = stream;
-  std::weak_ptr<asio::steady_timer> weak_timer = timer;
-  return [weak, weak_timer, ex] {
-    asio::post(ex, [weak, weak_timer] {
-      if (auto s = weak.lock()) s->socket().cancel();
-      if (auto t = weak_timer.lock()) t->cancel();
-    });
-  };
-}
-
 // The framed ERR that mysqld sends (ER_CON_COUNT_ERROR) in place of the greeting.
 std::string too_many_connections_frame() {
   std::string out;
@@ -198,12 +184,9 @@ ConnectionHooks login_hooks(MySqlDeps& deps, const std::string& host,
 }  // namespace
 
 asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps) {
-  auto stream = std::make_shared<net::TimedSocket>(std::move(socket));
   auto ex = co_await asio::this_coro::executor;
-  // The wait the auth throttle imposes before answering a login; cancelled on shutdown too.
-  auto throttle_timer = std::make_shared<asio::steady_timer>(ex);
-  net::SessionRegistration registration(deps.sessions, cancel_on_stop(ex, stream, throttle_timer));
-  if (!registration.admitted()) co_return;
+  net::SessionStart start(std::move(socket), deps.sessions, ex);
+  if (!start.admitted()) co_return;
   if (deps.on_connection) deps.on_connection(true);
   struct Closed {
     MySqlDeps& deps;
@@ -211,22 +194,20 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
       if (deps.on_connection) deps.on_connection(false);
     }
   } closed{deps};
+  net::TimedSocket& stream = start.stream();
+  const std::string& host = start.peer();
 
-  boost::system::error_code ec;
-  const auto peer = stream->socket().remote_endpoint(ec);
-  const std::string host = ec ? "unknown" : peer.address().to_string();
-
-  if (deps.sessions.count() > deps.max_connections) {
+  if (start.over_cap(deps.max_connections)) {
     std::string out = too_many_connections_frame();
-    stream->expires_after(std::chrono::seconds(5));
-    co_await asio::async_write(*stream, asio::buffer(out), use_nothrow);
+    stream.expires_after(std::chrono::seconds(5));
+    co_await asio::async_write(stream, asio::buffer(out), use_nothrow);
     co_return;
   }
 
   auto gate = std::make_shared<LoginGate>();
   ConnectionHooks hooks = login_hooks(deps, host, gate);
   // A run of many statements that yields looks at the socket: a client that left stops it.
-  hooks.peer_gone = [fd = stream->lowest_layer().native_handle()] { return net::peer_closed(fd); };
+  hooks.peer_gone = [fd = stream.lowest_layer().native_handle()] { return net::peer_closed(fd); };
   // The users as of this connection's start: a reload applies to the next connections.
   const std::shared_ptr<const LoginPolicy> login = deps.login.get();
   // Most answers are ready before process_next() returns (the ticket came from the cached
@@ -236,17 +217,16 @@ asio::awaitable<void> run_mysql_session(net::tcp::socket socket, MySqlDeps& deps
   ServerConnection conn(deps.executor, *login, deps.next_connection_id.fetch_add(1), host,
                         std::move(hooks), completion);
   const std::string hello = conn.greeting();
-  stream->expires_after(deps.connect_timeout);
-  if (auto [e, n] = co_await asio::async_write(*stream, asio::buffer(hello), use_nothrow); e) {
+  stream.expires_after(deps.connect_timeout);
+  if (auto [e, n] = co_await asio::async_write(stream, asio::buffer(hello), use_nothrow); e) {
     co_return;
   }
-  Session session{deps, *stream, conn, *throttle_timer, *gate, host, std::move(completion)};
+  Session session{deps, stream, conn, start.throttle_timer(), *gate, host, std::move(completion)};
   session.exact_first_packet = deps.tls != nullptr;
-  if (co_await session.run(*stream) != LoopEnd::kStartTls || deps.tls == nullptr) co_return;
+  if (co_await session.run(stream) != LoopEnd::kStartTls || deps.tls == nullptr) co_return;
 
-  asio::ssl::stream<net::TimedSocket&> tls(*stream, *deps.tls);
-  stream->expires_after(deps.connect_timeout);
-  if (auto [e] = co_await tls.async_handshake(asio::ssl::stream_base::server, use_nothrow); e) {
+  asio::ssl::stream<net::TimedSocket&> tls(stream, *deps.tls);
+  if (auto e = co_await net::tls_accept(tls, stream, deps.connect_timeout); e) {
     log::debug("mysql connection " + std::to_string(conn.session().connection_id) +
                    ": TLS handshake failed: " + e.message(),
                {{"client", host}, {"connection", conn.session().connection_id}});
