@@ -5,7 +5,6 @@
 #include <chrono>
 
 #include "server/base/log.h"
-#include "server/core/gapless_sequence.h"
 #include "server/core/kind_module.h"
 #include "server/core/snowflake_generator.h"
 #include "server/net/asio_support.h"
@@ -27,12 +26,13 @@ asio::awaitable<void> refresh_high_water_marks(asio::io_context& ioc, TicketServ
   }
 }
 
-// Ends gapless reservations whose TTL ran out and strict-order waits that timed out.
-asio::awaitable<void> expire_gapless_reservations(asio::io_context& ioc, TicketService& service) {
+// Ends what is past its deadline in every sequence that keeps deadlines (gapless reservations
+// whose TTL ran out, strict-order waits that timed out).
+asio::awaitable<void> expire_deadlines(asio::io_context& ioc, TicketService& service) {
   asio::steady_timer timer(ioc);
   for (;;) {
     // Read each time: with the etcd engine the sequences appear once this instance leads.
-    for (const auto& g : service.gapless()) g->expire_due();
+    for (const auto& h : service.with_deadlines()) kind_module(h).expire_due(h);
     timer.expires_after(std::chrono::milliseconds(20));
     auto [ec] = co_await timer.async_wait(net::use_nothrow);
     if (ec) co_return;
@@ -100,7 +100,7 @@ void spawn_background_tasks(asio::io_context& ioc, Engine& engine, LeaseLog& lea
                             LeaseRetention retention) {
   TicketService& service = engine.service();
   asio::co_spawn(ioc, refresh_high_water_marks(ioc, service), net::log_on_exit("snowflake"));
-  asio::co_spawn(ioc, expire_gapless_reservations(ioc, service), net::log_on_exit("gapless"));
+  asio::co_spawn(ioc, expire_deadlines(ioc, service), net::log_on_exit("deadlines"));
   asio::co_spawn(ioc, maintain(ioc, engine, leases, retention), net::log_on_exit("maintenance"));
 }
 

@@ -14,7 +14,6 @@
 #include "server/base/exit_code.h"
 #include "server/base/log.h"
 #include "server/base/parse_int.h"
-#include "server/core/gapless_sequence.h"
 #include "server/core/sequence_spec.h"
 #include "server/core/snowflake_generator.h"
 #include "server/core/ticket_errc.h"
@@ -313,9 +312,8 @@ void Engine::stop() {
   committer_.stop();
   // Sessions still queued in the engine are answered now, while the io_context their
   // callbacks hold timers of is still alive.
-  for (const auto& g : service_.gapless()) {
-    g->fail_waiters(Error{TicketErrc::kShuttingDown, "ticketd is shutting down"});
-  }
+  const Error stopping{TicketErrc::kShuttingDown, "ticketd is shutting down"};
+  for (const auto& h : service_.with_deadlines()) kind_module(h).fail_waiters(h, stopping);
 }
 
 }  // namespace ticketd

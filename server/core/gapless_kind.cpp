@@ -190,6 +190,12 @@ class GaplessKind final : public KindModule {
     }
   }
 
+  bool keeps_deadlines() const override { return true; }
+  void expire_due(const SequenceHandle& handle) const override { as_gapless(handle)->expire_due(); }
+  void fail_waiters(const SequenceHandle& handle, const Error& why) const override {
+    as_gapless(handle)->fail_waiters(why);
+  }
+
   std::optional<std::uint64_t> retire(const SequenceHandle& handle) const override {
     const auto g = as_gapless(handle);
     return g->audit(0).high.value_or(g->spec().start - 1);

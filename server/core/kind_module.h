@@ -143,6 +143,15 @@ class KindModule {
   /// Background upkeep a few times a second (a time kind raises its durable mark ahead of the
   /// clock, so that an idle sequence's next caller does not wait for a write).
   virtual void refresh(const SequenceHandle& /*handle*/) const {}
+  /// It keeps deadlines for its callers (a gapless reservation's TTL, a strict-order wait's
+  /// timeout): the registry's with_deadlines() lists it, and the server checks them every
+  /// 20 ms (expire_due) and answers its waiting callers at shutdown (fail_waiters).
+  [[nodiscard]] virtual bool keeps_deadlines() const { return false; }
+  /// Ends what is past its deadline (and retries what a deadline waits on).
+  virtual void expire_due(const SequenceHandle& /*handle*/) const {}
+  /// The server stops, its committer stopped: callers still waiting are answered with `why`,
+  /// so that no callback outlives the front ends' executors.
+  virtual void fail_waiters(const SequenceHandle& /*handle*/, const Error& /*why*/) const {}
   /// A clean shutdown: stops it and writes what lets the next start resume without waiting
   /// (a time kind lowers its mark to the newest ID). Blocks for a commit.
   [[nodiscard]] virtual DetailedResult<void> close(const SequenceHandle& /*handle*/) const {

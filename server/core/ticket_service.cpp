@@ -260,9 +260,13 @@ std::vector<std::shared_ptr<T>> handles_of(const auto& m) {
 
 }  // namespace
 
-std::vector<std::shared_ptr<GaplessSequence>> TicketService::gapless() const {
+std::vector<SequenceHandle> TicketService::with_deadlines() const {
+  std::vector<SequenceHandle> out;
   std::shared_lock lock(mutex_);
-  return handles_of<GaplessSequence>(sequences_);
+  for (const auto& [_, h] : sequences_) {
+    if (kind_module(h).keeps_deadlines()) out.push_back(h);
+  }
+  return out;
 }
 
 std::vector<std::pair<std::string, SequenceHandle>> TicketService::handles() const {

@@ -120,7 +120,10 @@ class TicketService {
   /// Ticket sequences, by name (metrics and tools).
   [[nodiscard]] std::vector<SequenceInfo> list() const;
   [[nodiscard]] std::vector<std::shared_ptr<SnowflakeGenerator>> snowflakes() const;
-  [[nodiscard]] std::vector<std::shared_ptr<GaplessSequence>> gapless() const;
+  /// The sequences whose kind keeps deadlines for its callers (KindModule::keeps_deadlines):
+  /// read by the 20 ms expiry task each round (with etcd, sequences appear once this instance
+  /// leads) and at shutdown.
+  [[nodiscard]] std::vector<SequenceHandle> with_deadlines() const;
   /// Every sequence of every kind, by name (background upkeep and shutdown iterate over these
   /// through their kinds' modules).
   [[nodiscard]] std::vector<std::pair<std::string, SequenceHandle>> handles() const;
