@@ -148,10 +148,10 @@ void answer_in_call(FakeEngine& engine, Arrival arrival, Answer answer, int valu
 
 // One MySQL-like session: `calls` engine calls in turn through a Completion, each answered by
 // `arrival`; at `disconnect_at` it ends with that call's answer still in flight.
-class HandoffSession : public std::enable_shared_from_this<HandoffSession> {
+class CallbackSession : public std::enable_shared_from_this<CallbackSession> {
  public:
-  HandoffSession(asio::io_context& ioc, FakeEngine& engine, Outcome& outcome, unsigned seed,
-                 int calls, int disconnect_at)
+  CallbackSession(asio::io_context& ioc, FakeEngine& engine, Outcome& outcome, unsigned seed,
+                  int calls, int disconnect_at)
       : strand_(asio::make_strand(ioc)),
         engine_(engine),
         outcome_(outcome),
@@ -217,7 +217,7 @@ class HandoffSession : public std::enable_shared_from_this<HandoffSession> {
   const int calls_;
   const int disconnect_at_;
   std::shared_ptr<Completion> completion_;
-  std::shared_ptr<HandoffSession> self_;
+  std::shared_ptr<CallbackSession> self_;
   int next_ = 0;  // the value the next answer must carry
   bool gone_ = false;
 };
@@ -229,8 +229,8 @@ TEST(CompletionStress, EngineAnswersRunOnceInOrderOnTheirSessionWhereverTheyArri
   for (int s = 0; s < kSessions; ++s) {
     // Every other session disconnects halfway, with an answer in flight.
     const int disconnect_at = s % 2 == 0 ? kCalls / 2 : -1;
-    std::make_shared<HandoffSession>(ioc, *engine, outcome, 1000u + static_cast<unsigned>(s),
-                                     kCalls, disconnect_at)
+    std::make_shared<CallbackSession>(ioc, *engine, outcome, 1000u + static_cast<unsigned>(s),
+                                      kCalls, disconnect_at)
         ->start();
   }
   run_until_finished(ioc, engine, outcome, kSessions);
