@@ -198,8 +198,6 @@ struct RequestLine {
   bool presented_token = false;
 };
 
-using Completer = decltype(std::declval<net::AwaitedCompletion<Response>&>().start());
-
 // What one connection keeps and reuses from one request to the next (in the coroutine frame).
 struct RequestLoopState {
   explicit RequestLoopState(const asio::any_io_executor& ex)
@@ -209,18 +207,13 @@ struct RequestLoopState {
   asio::awaitable<Response> answer(const HttpDeps& deps, RequestParser& parser) {
     // The response is built on the session's strand; an inline answer is used at once, a late
     // one resumes the session on its own executor (net::AwaitedCompletion).
-    // `done` refers to the completer kept here: small enough for std::function to hold
-    // without a heap block, and alive until the answer, which the session waits for.
-    completer.emplace(completion->start());
-    handle_request(
-        deps, parser.release(), [&current = completer](Response r) { (*current)(std::move(r)); },
-        completion, &body_buffer);
+    // The completer holds one pointer: std::function keeps it without a heap block.
+    handle_request(deps, parser.release(), completion->start(), completion, &body_buffer);
     return completion->wait();
   }
 
   beast::flat_buffer buffer;
   std::shared_ptr<net::AwaitedCompletion<Response>> completion;
-  std::optional<Completer> completer;  // the current request's
   // Kept per connection and reused: the response's bytes, and the request line for the log
   // line of a refused token (made only then).
   std::string wire;
