@@ -19,11 +19,11 @@ import urllib.request
 import pymysql
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "support"))
+from faked_clock import LIBFAKETIME, preload  # noqa: E402
 from ticketd_process import BINARY, Ticketd  # noqa: E402
 
 MANIFEST = "ticketd-backup.json"
 TOKEN = "backup-test-token-0123456789"
-LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
 # {backup} is filled in here; Ticketd fills in the rest.
 CONFIG = """
@@ -770,7 +770,7 @@ class LeaseRetention(BackupTestCase):
         old = self.lease(t, 4)
         self.assertEqual(t.stop(), 0)
         later = self.ticketd(config(), data_dir=t.data_dir,
-                             env={"LD_PRELOAD": LIBFAKETIME, "FAKETIME": "+31d",
+                             env={"LD_PRELOAD": preload(BINARY), "FAKETIME": "+31d",
                                   "FAKETIME_DONT_RESET": "1",
                                   # Under ASan the preloaded library comes before its runtime.
                                   "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") +

@@ -31,13 +31,13 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from faked_clock import LIBFAKETIME, preload  # noqa: E402
 from ticketd_process import BINARY, Ticketd  # noqa: E402
 
 import pymysql  # noqa: E402
 
 # The background check of the lock file runs every 10 s (server/app/background_tasks.cpp).
 LOCK_CHECK_DEADLINE_S = 30
-LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
 
 def http(t, method, path, body=None):
@@ -60,7 +60,7 @@ def parse_utc(text):
 def faketime_env(offset):
     """libfaketime for a ticketd whose clock reads `offset` ("+30s") from the real one."""
     assert os.path.exists(LIBFAKETIME), "libfaketime (Debian faketime) is needed"
-    return {"LD_PRELOAD": LIBFAKETIME, "FAKETIME": offset, "FAKETIME_DONT_RESET": "1",
+    return {"LD_PRELOAD": preload(BINARY), "FAKETIME": offset, "FAKETIME_DONT_RESET": "1",
             # Under ASan the preloaded library comes before its runtime.
             "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"}
 

@@ -22,11 +22,11 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from faked_clock import LIBFAKETIME, preload  # noqa: E402
 from ticketd_process import BINARY, Ticketd  # noqa: E402
 
 import pymysql  # noqa: E402
 
-LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
 CONFIG = """
 data_dir: {data_dir}
@@ -74,7 +74,7 @@ class UlidMarks(unittest.TestCase):
     def ticketd(self, policy, data_dir):
         asan = (os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
         t = Ticketd(config=CONFIG.replace("POLICY", policy), data_dir=data_dir,
-                    env={"LD_PRELOAD": LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE": self.clock_path,
+                    env={"LD_PRELOAD": preload(BINARY), "FAKETIME_TIMESTAMP_FILE": self.clock_path,
                          "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKETIME_NO_CACHE": "1",
                          "ASAN_OPTIONS": asan})
         self.daemons.append(t)

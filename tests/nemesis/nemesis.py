@@ -29,11 +29,11 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 import checker  # noqa: E402
 import etcd_cluster  # noqa: E402
+import faked_clock  # noqa: E402
 import netlab  # noqa: E402
 
 BINARY = os.environ.get("TICKETD_BINARY", "build/ticketd")
 ETCDCTL = "/usr/bin/etcdctl"
-LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 LEADER_TTL_S = 3
 MYSQL_PORT, HTTP_PORT, ETCD_CLIENT, ETCD_PEER, PROXY_BASE = 3306, 8080, 2379, 2380, 23790
 
@@ -104,8 +104,9 @@ class Server:
         self.set_clock(self.skew() - (time.time() - self.started) * (rate - 1), rate)
 
     def start(self):
-        env = dict(os.environ, LD_PRELOAD=LIBFAKETIME, FAKETIME_TIMESTAMP_FILE=self.clock_path,
-                   FAKETIME_DONT_FAKE_MONOTONIC="1", FAKETIME_CACHE_DURATION="1",
+        env = dict(os.environ, LD_PRELOAD=faked_clock.preload(BINARY),
+                   FAKETIME_TIMESTAMP_FILE=self.clock_path, FAKETIME_DONT_FAKE_MONOTONIC="1",
+                   FAKETIME_CACHE_DURATION="1",
                    ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
         log = open(self.log_path, "ab")
         self.proc = self.node.popen([BINARY, "--config", self.config_path], stdout=log,
@@ -516,7 +517,8 @@ class Suite:
                     break
                 if time.time() > deadline:
                     raise RuntimeError(f"{space}: reservations still pending 60 s after the "
-                                       f"clients stopped: {status} {a}")
+                                       f"clients stopped: {status} {a}\n"
+                                       + self.servers[i].log_tail())
                 time.sleep(0.5)
             taken = 0
             while True:
@@ -528,7 +530,8 @@ class Suite:
                 t0 = time.time()
                 status, body = self.http(i, "POST", "/v1/sequences/Invoices/next")
                 if status != 200:
-                    raise RuntimeError(f"settling {space}: {status} {body}")
+                    raise RuntimeError(f"settling {space}: {status} {body}\n"
+                                       + self.servers[i].log_tail())
                 t1 = time.time()
                 n = int(body["ids"][0])
                 value = {"id": n, "reservation": f"settle-{n}"}

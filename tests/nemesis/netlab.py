@@ -577,6 +577,13 @@ class Lab:
                 f"addr add {node.ip}/{self.subnet.prefixlen} dev {NODE_IF}",
                 f"link set {NODE_IF} up",
             ])
+            # A node may open a connection per request, thousands a second (the nemesis
+            # clients do): with TIME_WAIT ports never reused the namespace runs out of
+            # ephemeral ports within a minute, and connect() fails with EADDRNOTAVAIL as if
+            # the server were down. tcp_tw_reuse=1 reuses them for outgoing connections after
+            # 1 s (the root namespace's default, 2, does so on loopback only).
+            _run([IP, "netns", "exec", node.ns, "/bin/sh", "-c",
+                  "echo 1 > /proc/sys/net/ipv4/tcp_tw_reuse"])
             return node
 
     def node(self, name):

@@ -28,7 +28,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 sys.path.insert(0, os.path.join(HERE, "..", "monitoring"))
-from ticketd_process import Ticketd  # noqa: E402
+from faked_clock import LIBFAKETIME_MT as LIBFAKETIME, preload  # noqa: E402
+from ticketd_process import BINARY, Ticketd  # noqa: E402
 from promql_names import exported_names, metric_names  # noqa: E402
 
 import pymysql  # noqa: E402
@@ -37,7 +38,6 @@ import yaml  # noqa: E402
 # The pthread build: it serializes the clock calls of ticketd's threads. The other one keeps
 # what it reads from the offset file in unguarded statics, so one thread may use a half-parsed
 # offset while another re-reads the file.
-LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 POLICIES = ("wait", "fail", "logical")
 DOC = os.path.join(SOURCE, "docs", "clocks.md")
 # The classes whose every test method is a row of docs/clocks.md (file, class).
@@ -71,7 +71,7 @@ class FakedClock:
     def env(self):
         # The sanitizer build must accept a preloaded library ahead of its runtime.
         asan = (os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
-        return {"LD_PRELOAD": LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE": self.path,
+        return {"LD_PRELOAD": preload(BINARY, LIBFAKETIME), "FAKETIME_TIMESTAMP_FILE": self.path,
                 "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKETIME_NO_CACHE": "1",
                 "ASAN_OPTIONS": asan}
 
@@ -652,7 +652,7 @@ class SnowflakeClockStepBack(unittest.TestCase):
             f.write(t.config_text.replace("POLICY", policy))
         saved = dict(os.environ)
         if fake_offset:
-            os.environ["LD_PRELOAD"] = LIBFAKETIME
+            os.environ["LD_PRELOAD"] = preload(BINARY, LIBFAKETIME)
             os.environ["FAKETIME"] = fake_offset
             os.environ["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
             os.environ["FAKETIME_NO_CACHE"] = "1"

@@ -19,11 +19,11 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
-from ticketd_process import Ticketd  # noqa: E402
+from faked_clock import LIBFAKETIME_MT as LIBFAKETIME, preload  # noqa: E402
+from ticketd_process import BINARY, Ticketd  # noqa: E402
 from snowflake_clock_test import POLICIES, SMALL_STEP_S, RowHarness  # noqa: E402
 
 # The pthread build (see snowflake_clock_test.py): ticketd reads the clock from many threads.
-LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 CONFIG = """
@@ -77,7 +77,8 @@ class UlidClockStepBack(unittest.TestCase):
         # The sanitizer build must accept a preloaded library ahead of its runtime.
         asan = (os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
         t = Ticketd(config=CONFIG.replace("POLICY", policy),
-                    env={"LD_PRELOAD": LIBFAKETIME, "FAKETIME_TIMESTAMP_FILE": self.clock_path,
+                    env={"LD_PRELOAD": preload(BINARY, LIBFAKETIME),
+                         "FAKETIME_TIMESTAMP_FILE": self.clock_path,
                          "FAKETIME_DONT_FAKE_MONOTONIC": "1", "FAKETIME_NO_CACHE": "1",
                          "ASAN_OPTIONS": asan})
         return t.start()
