@@ -90,7 +90,7 @@ GaplessOptions gapless_options(const config::SequenceConfig& s) {
 
 SequenceDefinition to_definition(const config::SequenceConfig& sequence) {
   SequenceDefinition d{to_spec(sequence), {}};
-  if (sequence.kind == SequenceKind::kGapless) d.gapless = gapless_options(sequence);
+  if (sequence.kind == SequenceKind::kGapless) d.options = gapless_options(sequence);
   return d;
 }
 

@@ -124,14 +124,15 @@ class GaplessKind final : public KindModule {
   bool supersedes_tombstone() const override { return true; }
 
   void encode_definition(const SequenceDefinition& d, RecordWriter& w) const override {
+    const auto o = d.options_of<GaplessOptions>();
     w.add("start", d.spec.start)
         .add("increment", d.spec.increment)
         .add("offset", d.spec.offset)
         .add("max_value", d.spec.max_value)
-        .add("order", order_name(d.gapless.order))
-        .add("reservation_ttl_ms", d.gapless.reservation_ttl_ms)
-        .add("max_reservation_ttl_ms", d.gapless.max_reservation_ttl_ms)
-        .add("strict_wait_ms", d.gapless.strict_wait_ms);
+        .add("order", order_name(o.order))
+        .add("reservation_ttl_ms", o.reservation_ttl_ms)
+        .add("max_reservation_ttl_ms", o.max_reservation_ttl_ms)
+        .add("strict_wait_ms", o.strict_wait_ms);
   }
 
   bool decode_definition(const RecordView& r, SequenceDefinition& d) const override {
@@ -146,18 +147,19 @@ class GaplessKind final : public KindModule {
     read("increment", d.spec.increment);
     read("offset", d.spec.offset);
     read("max_value", d.spec.max_value);
-    read("reservation_ttl_ms", d.gapless.reservation_ttl_ms);
-    read("max_reservation_ttl_ms", d.gapless.max_reservation_ttl_ms);
-    read("strict_wait_ms", d.gapless.strict_wait_ms);
+    auto& o = d.set_options<GaplessOptions>();
+    read("reservation_ttl_ms", o.reservation_ttl_ms);
+    read("max_reservation_ttl_ms", o.max_reservation_ttl_ms);
+    read("strict_wait_ms", o.strict_wait_ms);
     if (auto order = r.get("order")) {
       ok = ok && (*order == "relaxed" || *order == "strict");
-      d.gapless.order = *order == "strict" ? GaplessOrder::kStrict : GaplessOrder::kRelaxed;
+      o.order = *order == "strict" ? GaplessOrder::kStrict : GaplessOrder::kRelaxed;
     }
     return ok;
   }
 
   std::string validate_definition(const SequenceDefinition& d) const override {
-    const auto& o = d.gapless;
+    const auto o = d.options_of<GaplessOptions>();
     const auto in = [](std::int64_t v, std::int64_t hi) { return v >= 1 && v <= hi; };
     if (!in(o.reservation_ttl_ms, kMaxReservationTtlMs)) {
       return "reservation_ttl_ms must be 1.." + std::to_string(kMaxReservationTtlMs);
@@ -204,7 +206,8 @@ class GaplessKind final : public KindModule {
  private:
   static DetailedResult<SequenceHandle> open_as_defined(const SequenceDefinition& d,
                                                         const KindEnv& env) {
-    auto g = GaplessSequence::open(d.spec, d.gapless, env.store, env.committer, *env.runtime.clock);
+    auto g = GaplessSequence::open(d.spec, d.options_of<GaplessOptions>(), env.store, env.committer,
+                                   *env.runtime.clock);
     if (!g) return g.error();
     return SequenceHandle{std::move(*g)};
   }

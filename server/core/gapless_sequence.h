@@ -16,26 +16,13 @@
 
 #include "server/base/result.h"
 #include "server/core/clock.h"
+#include "server/core/gapless_options.h"
 #include "server/core/gapless_records.h"
 #include "server/core/group_committer.h"
 #include "server/core/sequence_spec.h"
 #include "storage/counter_store.h"
 
 namespace ticketd {
-
-/// relaxed: many reservations in flight, a released number goes to the next caller, so commit
-/// order may differ from number order. strict: one reservation in flight per sequence, others
-/// queue FIFO, so numbers are committed in time order.
-enum class GaplessOrder { kRelaxed, kStrict };
-
-[[nodiscard]] std::string_view order_name(GaplessOrder order);
-
-struct GaplessOptions {
-  GaplessOrder order = GaplessOrder::kRelaxed;
-  std::int64_t reservation_ttl_ms = 30000;  // when the caller names none
-  std::int64_t max_reservation_ttl_ms = 3600000;
-  std::int64_t strict_wait_ms = 5000;  // strict: how long a caller may queue for its turn
-};
 
 /// A point-in-time view for the audit endpoint, `ticketd verify` and tests.
 struct GaplessAudit {

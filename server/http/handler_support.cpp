@@ -53,8 +53,4 @@ DetailedResult<void> check_holder(const std::string& holder) {
   return {};
 }
 
-Error unknown_sequence(std::string_view name) {
-  return Error{TicketErrc::kUnknownSequence, "sequence '" + std::string(name) + "' does not exist"};
-}
-
 }  // namespace ticketd::http

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "server/base/result.h"
+#include "server/core/sequence_registry.h"
 #include "server/http/routes.h"
 
 namespace ticketd::http {
@@ -21,7 +22,7 @@ namespace ticketd::http {
 /// without control characters: it ends up in logs and audit listings.
 [[nodiscard]] DetailedResult<void> check_holder(const std::string& holder);
 
-/// TicketErrc::kUnknownSequence naming `name`.
-[[nodiscard]] Error unknown_sequence(std::string_view name);
+// TicketErrc::kUnknownSequence naming a sequence: unknown_sequence() of the core's registry
+// (server/core/sequence_registry.h).
 
 }  // namespace ticketd::http

@@ -74,6 +74,8 @@ DetailedResult<SequenceDefinition> read_definition(const json::object& body,
   if (*increment) d.spec.increment = **increment;
   if (*offset) d.spec.offset = **offset;
   if (*cache) d.spec.cache = **cache;
+  if (d.spec.kind != SequenceKind::kGapless) return d;  // takes() refused gapless fields
+  auto& gapless = d.set_options<GaplessOptions>();
   auto order = read_string(body, "order");
   if (!order) return order.error();
   if (*order) {
@@ -81,12 +83,11 @@ DetailedResult<SequenceDefinition> read_definition(const json::object& body,
       return Error{HttpErrc::kInvalidField,
                    "'order' must be relaxed or strict, got '" + **order + "'"};
     }
-    d.gapless.order = **order == "strict" ? GaplessOrder::kStrict : GaplessOrder::kRelaxed;
+    gapless.order = **order == "strict" ? GaplessOrder::kStrict : GaplessOrder::kRelaxed;
   }
-  for (auto [field, target] :
-       {std::pair{"reservation_ttl_ms", &d.gapless.reservation_ttl_ms},
-        std::pair{"max_reservation_ttl_ms", &d.gapless.max_reservation_ttl_ms},
-        std::pair{"strict_wait_ms", &d.gapless.strict_wait_ms}}) {
+  for (auto [field, target] : {std::pair{"reservation_ttl_ms", &gapless.reservation_ttl_ms},
+                               std::pair{"max_reservation_ttl_ms", &gapless.max_reservation_ttl_ms},
+                               std::pair{"strict_wait_ms", &gapless.strict_wait_ms}}) {
     auto v = read_integer(body, field, 0, kMaxJsonSafeInteger);
     if (!v) return v.error();
     if (*v) *target = static_cast<std::int64_t>(**v);

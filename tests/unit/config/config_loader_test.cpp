@@ -221,7 +221,7 @@ TEST(ConfigLoader, GaplessBoundsAreTheCoresBounds) {
   ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0]);
   const auto& g = r.config->sequences.at(0);
   SequenceDefinition d{.spec = SequenceSpec{.name = "G", .kind = ticketd::SequenceKind::kGapless},
-                       .gapless = GaplessOptions{
+                       .options = GaplessOptions{
                            .reservation_ttl_ms = g.reservation_ttl.count(),
                            .max_reservation_ttl_ms = g.max_reservation_ttl.count(),
                            .strict_wait_ms = g.strict_wait.count(),

@@ -191,7 +191,7 @@ TEST(SequenceRegistry, CreatesListsAndDescribesEveryKind) {
       SequenceSpec{.name = "Tickets", .increment = 2, .offset = 1, .cache = 10}, {}}));
   SequenceDefinition invoices{
       SequenceSpec{.name = "Invoices", .kind = SequenceKind::kGapless, .start = 1000}, {}};
-  invoices.gapless.order = GaplessOrder::kStrict;
+  invoices.set_options<GaplessOptions>().order = GaplessOrder::kStrict;
   ASSERT_TRUE(r.create(invoices));
   ASSERT_TRUE(r.create(SequenceKind::kUuidV7, "Uuids"));
   ASSERT_TRUE(r.create(SequenceKind::kSnowflake, "Flakes"));
