@@ -75,13 +75,7 @@ class Loader : public YamlReader {
                         "defaults. Give at least data_dir and the listen addresses");
       return c;
     }
-    std::size_t budget = 100000;
-    check_duplicate_keys(root, "", budget);
-    if (budget == 0) {
-      errors_.push_back(source_ + ": the document is too large (aliases expand to more than " +
-                        "100000 nodes)");
-      return c;
-    }
+    if (!check_duplicate_keys(root)) return c;
     if (!expect_map(root, "",
                     {"data_dir", "threads", "log_level", "log_format", "mysql", "http", "defaults",
                      "snowflake", "storage", "ha", "security", "backup", "durability", "sequences",

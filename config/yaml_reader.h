@@ -174,12 +174,40 @@ class YamlReader {
     return path.empty() ? std::string(key) : path + "." + std::string(key);
   }
 
+  // How deep a document may nest. ticketd's own keys go four levels down; anything deeper is a
+  // mistake, or a cyclic alias (`a: &a [*a]`), which yaml-cpp accepts as a node that contains
+  // itself.
+  static constexpr std::size_t kMaxDepth = 64;
+  // How many nodes the walk below visits, aliases counted each time they are reached.
+  static constexpr std::size_t kMaxVisits = 100000;
+
   // Walks every mapping at every depth: yaml-cpp keeps duplicate keys (a lookup returns the
-  // first), so `listen:` given twice would silently ignore the second. Scalar keys only; a
-  // visit budget keeps alias-heavy documents ("billion laughs") from walking forever.
-  void check_duplicate_keys(const YAML::Node& node, const std::string& path, std::size_t& budget) {
-    if (budget == 0) return;
+  // first), so `listen:` given twice would silently ignore the second. Scalar keys only. A visit
+  // budget keeps alias-heavy documents ("billion laughs") from walking forever, and a depth
+  // bound keeps a cyclic alias from walking off the stack. Returns false, with the error, when
+  // the walk stopped at either.
+  bool check_duplicate_keys(const YAML::Node& root) {
+    std::size_t budget = kMaxVisits;
+    if (walk_keys(root, "", 0, budget)) return true;
+    if (budget == 0) {
+      errors_.push_back(source_ + ": the document is too large (aliases expand to more than " +
+                        std::to_string(kMaxVisits) + " nodes)");
+    }
+    return false;
+  }
+
+  std::vector<std::string> take_errors() { return std::move(errors_); }
+
+ private:
+  bool walk_keys(const YAML::Node& node, const std::string& path, std::size_t depth,
+                 std::size_t& budget) {
+    if (budget == 0) return false;
     --budget;
+    if (depth > kMaxDepth) {
+      error(node, path,
+            "nested more than " + std::to_string(kMaxDepth) + " levels deep (a cyclic alias?)");
+      return false;
+    }
     if (node.IsMap()) {
       std::map<std::string, int> lines;
       for (const auto& kv : node) {
@@ -191,16 +219,17 @@ class YamlReader {
                 "duplicate key '" + key.Scalar() + "' (first given on line " +
                     std::to_string(it->second) + ", again on line " + std::to_string(line) + ")");
         }
-        check_duplicate_keys(kv.second, join(path, key.Scalar()), budget);
+        if (!walk_keys(kv.second, join(path, key.Scalar()), depth + 1, budget)) return false;
       }
     } else if (node.IsSequence()) {
       for (std::size_t i = 0; i < node.size(); ++i) {
-        check_duplicate_keys(node[i], path + "[" + std::to_string(i) + "]", budget);
+        if (!walk_keys(node[i], path + "[" + std::to_string(i) + "]", depth + 1, budget)) {
+          return false;
+        }
       }
     }
+    return true;
   }
-
-  std::vector<std::string> take_errors() { return std::move(errors_); }
 
  protected:
   std::string source_;

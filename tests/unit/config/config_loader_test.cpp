@@ -541,6 +541,29 @@ TEST(ConfigLoader, DuplicateKeysAreRefusedAtEveryLevelNamingBothLines) {
   EXPECT_EQ(r.errors.size(), 2u);
 }
 
+// A node that contains itself: yaml-cpp accepts `&l [*l]`, and a walk without a depth bound
+// recursed until the stack ran out (ticketd crashed at start and on reload; found by fuzzing).
+TEST(ConfigLoader, ACyclicAliasIsRefusedNotWalkedOffTheStack) {
+  expect_error("a: &a [x, x]\nl: &l [*l, *a]\nsequences: *l\n",
+               {"t.yaml:2: l[0][0]", "nested more than 64 levels deep (a cyclic alias?)"});
+  std::string deep = "sequences: ";
+  for (int i = 0; i < 70; ++i) deep += "[";
+  for (int i = 0; i < 70; ++i) deep += "]";
+  expect_error(deep + "\n", {"sequences[0][0]", "nested more than 64 levels deep"});
+}
+
+TEST(ConfigLoader, AnAliasBombIsRefusedAsTooLarge) {
+  std::string text = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 6; ++i) {
+    const std::string prev = "*l" + std::to_string(i - 1);
+    text += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) text += (k ? ", " : "") + prev;
+    text += "]\n";
+  }
+  expect_error(text, {"t.yaml: the document is too large (aliases expand to more than 100000 "
+                      "nodes)"});
+}
+
 TEST(ConfigLoader, SequenceAndPoolNamesFollowTheCoreRule) {
   for (const char* bad : {"'a b'", "'.'", "'..'", "'a/b'", "'a`b'", "\"a\\tb\"", "' lead'"}) {
     expect_error(std::string("sequences:\n  - { name: ") + bad + " }\n",
